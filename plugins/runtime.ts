@@ -1,0 +1,56 @@
+import type { Manifest } from "../sdk/env/manifest.ts";
+import type { GenerateTasksRequest, ResetRequest, SolveRequest, StepRequest, Task, Turn } from "../sdk/env/protocol.ts";
+
+/** Why an environment instance failed. An infrastructure failure: the episode is retried, never scored. */
+export type FailureKind = "crash" | "timeout" | "oom" | "protocol" | "start-failed";
+
+export interface Failure {
+  kind: FailureKind;
+  message: string;
+}
+
+/** Expected outcomes are values, not throws. */
+export type Outcome<T> = { kind: "ok"; value: T } | { kind: "failed"; failure: Failure };
+
+/** One episode's use of a supervised instance. `close` hands the instance back (or retires it). */
+export interface EpisodeSession {
+  reset(input: ResetRequest): Promise<Outcome<Turn>>;
+  step(input: StepRequest): Promise<Outcome<Turn>>;
+  close(): Promise<void>;
+}
+
+/** A running environment: a supervised pool of instances of one plugin, in its sandbox. */
+export interface EnvironmentRuntime {
+  readonly manifest: Manifest;
+  openEpisode(): Promise<Outcome<EpisodeSession>>;
+  /** Tasks of a split: read from the plugin's files, or generated (`{ generate: N }`) in the sandbox. */
+  listTasks(split: string, options?: { seed?: number }): Promise<Task[]>;
+  generateTasks(input: GenerateTasksRequest): Promise<Outcome<Task[]>>;
+  solve(input: SolveRequest): Promise<Outcome<string>>;
+  stats(): RuntimeStats;
+  close(): Promise<void>;
+}
+
+export interface RuntimeStats {
+  live: number;
+  idle: number;
+  started: number;
+  replaced: number;
+  failures: Record<FailureKind, number>;
+}
+
+export interface OpenEnvironmentOptions {
+  /** The plugin folder (holds agentjet.env.json). */
+  dir: string;
+  manifest: Manifest;
+  /** vm: a prebuilt bundle (made at install time); bundled from `entry` on open when absent. */
+  bundlePath?: string;
+  /** docker: a local image tag; built from the plugin's Dockerfile when absent. */
+  image?: string;
+  /** docker: host folders for the manifest's named mounts. */
+  mounts?: Record<string, string>;
+  /** Most instances alive at once (default: 4). */
+  maxInstances?: number;
+  /** Instances kept started and idle, ready for the next episode (default: 1). */
+  warm?: number;
+}

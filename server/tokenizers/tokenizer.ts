@@ -1,0 +1,52 @@
+/** A chat message as the server renders it (after the OpenAI request has been validated). */
+export interface ChatTurnMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  /** Text content; text parts are joined. */
+  content: string;
+  /** Assistant tool calls, as OpenAI sends them (arguments are a JSON string). */
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
+  toolCallId?: string;
+  name?: string;
+}
+
+/** One message of a rendered prompt, with the token ids it rendered to. */
+export interface PromptSegment {
+  role: ChatTurnMessage["role"];
+  /** The message in canonical text form (what `text` matching compares). */
+  text: string;
+  ids: number[];
+}
+
+export interface RenderedPrompt {
+  /** The prompt message by message; the prompt is these ids followed by `headerIds`. */
+  segments: PromptSegment[];
+  /** The generation prompt (e.g. `<|im_start|>assistant\n`), loss mask 0. */
+  headerIds: number[];
+}
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  parameters?: unknown;
+}
+
+/** Tokenizers behind one interface: the embedded model's own and real HF tokenizers with chat templates. */
+export interface Tokenizer {
+  readonly name: string;
+  readonly vocabSize: number;
+  /** Ids that end a generation (end-of-turn and end-of-text). */
+  readonly stopIds: readonly number[];
+  encode(text: string): number[];
+  decode(ids: readonly number[]): string;
+  /**
+   * Renders a conversation with the chat template. A segment is rendered for each message, so that an
+   * assistant message whose text equals an earlier generation can be spliced with that generation's
+   * exact ids (`generated`), never re-tokenized.
+   */
+  renderChat(
+    messages: readonly ChatTurnMessage[],
+    options?: { tools?: readonly ToolDefinition[]; generated?: ReadonlyMap<string, readonly number[]> },
+  ): RenderedPrompt;
+  /** Parses a generation's text into content and tool calls (the model's tool-call syntax). */
+  parseAssistant(text: string): { content: string; toolCalls: Array<{ name: string; arguments: string }> };
+}

@@ -1,0 +1,47 @@
+/** One training sequence, after timeline merging. */
+export interface Sample {
+  sampleId: string;
+  episodeId: string;
+  agentId: string;
+  policy: string;
+  taskId: string;
+  /** Environment name, for per-environment metrics. */
+  env: string;
+  tokenIds: number[];
+  /** 1 on tokens the policy generated (and their end-of-turn token), 0 elsewhere. Same length as tokenIds. */
+  lossMask: number[];
+  /** Behaviour log-prob of each token (0 where the mask is 0). Same length as tokenIds. */
+  logprobs: number[];
+  /** Weight version of each token's generating call (-1 where the mask is 0). */
+  versions: number[];
+  reward: number;
+  /** Set by the advantage step. */
+  advantage: number;
+  /** Loss weight (1, or 1/N for an episode split into N samples when configured). */
+  weight: number;
+  /** How many calls this sample merges. */
+  calls: number;
+}
+
+export interface TrainSample {
+  tokenIds: number[];
+  lossMask: number[];
+  logprobs: number[];
+  advantage: number;
+  weight: number;
+}
+
+export interface TrainBatch {
+  samples: TrainSample[];
+}
+
+export interface TrainMetrics {
+  loss: number;
+  /** Tokens under the loss mask. */
+  tokens: number;
+  gradNorm: number;
+  clipFraction: number;
+  kl?: number;
+  version: number;
+  durationMs: number;
+}
