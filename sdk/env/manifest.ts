@@ -40,6 +40,13 @@ export const ManifestSchema = z.object({
   license: z.string().min(1),
   kind: z.enum(["vm", "docker"]),
   entry: z.string().min(1).describe("The plugin's code entry, relative to the plugin folder"),
+  prepare: z
+    .string()
+    .optional()
+    .describe(
+      "A host-side module run at install time that writes dataset files into the store (from --data, or a download). " +
+        "It exports `prepare(ctx: PrepareContext)` (sdk/env/prepare.ts).",
+    ),
   agents: z
     .array(z.object({ id: z.string().min(1), role: z.string().min(1) }))
     .min(1)
