@@ -1,0 +1,40 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { buildReport } from "../../report/build-report.ts";
+import { type Command, EXIT } from "../command.ts";
+
+export const command: Command = {
+  name: "report",
+  summary: "Regenerate report.html and the plots of a run directory",
+  help: `Usage: agentjet report <run-dir> [--json]
+
+Reads <run-dir>/metrics.jsonl and writes <run-dir>/report.html and <run-dir>/plots/*.svg:
+reward and success curves per environment and per policy, evaluation results, token savings
+from timeline merging, and infrastructure failures over time.
+
+Options:
+  --json    Print the summary as one JSON object
+  --help    Show this help`,
+  async run(argv) {
+    const { values, positionals } = parseArgs({ args: argv, options: { json: { type: "boolean", default: false } }, allowPositionals: true });
+    const dir = positionals[0];
+    if (!dir) {
+      console.error("agentjet report: missing <run-dir>\n\n" + this.help);
+      return EXIT.usage;
+    }
+    if (!existsSync(join(dir, "metrics.jsonl"))) {
+      console.error(`agentjet report: ${join(dir, "metrics.jsonl")} not found: is ${dir} a run directory?`);
+      return EXIT.notFound;
+    }
+    const summary = await buildReport(dir);
+    if (values.json) console.log(JSON.stringify(summary));
+    else {
+      console.log(`report: ${summary.steps} steps`);
+      for (const [env, r] of Object.entries(summary.rewardLast))
+        console.log(`  ${env}: mean reward ${(summary.rewardFirst[env] ?? 0).toFixed(3)} -> ${r.toFixed(3)}`);
+      console.log(`  wrote ${join(dir, "report.html")}`);
+    }
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,69 @@
+import { z } from "zod";
+
+/**
+ * The events of a training run: one home for what `metrics.jsonl` holds, what `--json` prints (one line
+ * each) and what the report reads.
+ */
+
+const PerEnvSchema = z.object({
+  episodes: z.number().int(),
+  meanReward: z.number(),
+  /** Share of episodes whose reward reached the environment's top reward. */
+  success: z.number(),
+});
+
+const PerPolicySchema = z.object({
+  samples: z.number().int(),
+  meanReward: z.number(),
+  loss: z.number(),
+  tokens: z.number().int(),
+  gradNorm: z.number(),
+  trainMs: z.number(),
+});
+
+export const RunEventSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("start"),
+    time: z.string(),
+    runDir: z.string(),
+    steps: z.number().int(),
+    resumedFrom: z.number().int().optional(),
+    policies: z.array(z.string()),
+    environments: z.array(z.string()),
+  }),
+  z.object({
+    type: z.literal("step"),
+    time: z.string(),
+    step: z.number().int(),
+    version: z.number().int(),
+    durationMs: z.number(),
+    episodesPerS: z.number(),
+    perEnv: z.record(z.string(), PerEnvSchema),
+    perPolicy: z.record(z.string(), PerPolicySchema),
+    filteredGroups: z.number().int(),
+    failures: z.record(z.string(), z.number().int()),
+    merging: z.object({ callTokens: z.number().int(), sampleTokens: z.number().int() }),
+  }),
+  z.object({
+    type: z.literal("eval"),
+    time: z.string(),
+    step: z.number().int(),
+    env: z.string(),
+    split: z.string(),
+    episodes: z.number().int(),
+    meanReward: z.number(),
+    success: z.number(),
+  }),
+  z.object({
+    type: z.literal("checkpoint"),
+    time: z.string(),
+    step: z.number().int(),
+    version: z.number().int(),
+    path: z.string(),
+  }),
+  z.object({ type: z.literal("log"), time: z.string(), level: z.enum(["info", "warn", "error"]), message: z.string() }),
+  z.object({ type: z.literal("end"), time: z.string(), reason: z.enum(["done", "interrupted", "failed"]), step: z.number().int() }),
+]);
+export type RunEvent = z.infer<typeof RunEventSchema>;
+export type StepEvent = Extract<RunEvent, { type: "step" }>;
+export type EvalEvent = Extract<RunEvent, { type: "eval" }>;

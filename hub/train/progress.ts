@@ -1,0 +1,86 @@
+import type { RunEvent, StepEvent } from "./events.ts";
+
+/** Where a run's events are shown: a live status on a TTY, plain log lines elsewhere, or JSON lines. */
+export type ProgressMode = "tty" | "plain" | "json";
+
+export interface ProgressSink {
+  event(e: RunEvent): void;
+  /** Live fill of the batch being collected, per environment (TTY only; ignored elsewhere). */
+  fill(status: FillStatus): void;
+  close(): void;
+}
+
+export interface FillStatus {
+  step: number;
+  steps: number;
+  version: number;
+  phase: "collecting" | "training" | "stopping";
+  /** Finished episodes per environment towards this batch, and the target. */
+  perEnv: Record<string, { done: number; target: number }>;
+  episodesPerS: number;
+  etaS: number | null;
+}
+
+export function formatStep(e: StepEvent, steps: number): string {
+  const envs = Object.entries(e.perEnv)
+    .map(([env, m]) => `${env} r=${m.meanReward.toFixed(3)} ok=${(m.success * 100).toFixed(0)}% n=${m.episodes}`)
+    .join("  ");
+  const fails = Object.entries(e.failures).filter(([, n]) => n > 0);
+  const failText = fails.length ? `  failures ${fails.map(([k, n]) => `${k}:${n}`).join(",")}` : "";
+  const saved = e.merging.callTokens ? ` merge ${(e.merging.sampleTokens / e.merging.callTokens).toFixed(2)}x` : "";
+  return `step ${e.step}/${steps} v${e.version}  ${envs}  filtered ${e.filteredGroups}${failText}  ${e.episodesPerS.toFixed(1)} ep/s${saved}  ${(e.durationMs / 1000).toFixed(1)}s`;
+}
+
+function formatEvent(e: RunEvent, steps: number): string | null {
+  switch (e.type) {
+    case "start":
+      return `train: ${e.runDir}: ${e.steps} steps, policies ${e.policies.join(", ")}, environments ${e.environments.join(", ")}${e.resumedFrom !== undefined ? ` (resumed at step ${e.resumedFrom})` : ""}`;
+    case "step":
+      return formatStep(e, steps);
+    case "eval":
+      return `eval step ${e.step}: ${e.env}/${e.split} r=${e.meanReward.toFixed(3)} ok=${(e.success * 100).toFixed(0)}% n=${e.episodes}`;
+    case "checkpoint":
+      return `checkpoint step ${e.step} v${e.version}: ${e.path}`;
+    case "log":
+      return `${e.level}: ${e.message}`;
+    case "end":
+      return `train: ${e.reason} at step ${e.step}`;
+  }
+}
+
+function formatFill(s: FillStatus, width: number): string {
+  const envs = Object.entries(s.perEnv)
+    .map(([env, f]) => `${env} ${f.done}/${f.target}`)
+    .join(" ");
+  const eta = s.etaS === null ? "" : ` eta ${Math.round(s.etaS)}s`;
+  const line = `[${s.phase}] step ${s.step}/${s.steps} v${s.version} ${envs} ${s.episodesPerS.toFixed(1)} ep/s${eta}`;
+  return line.length > width ? line.slice(0, Math.max(0, width - 1)) : line;
+}
+
+export function createProgress(mode: ProgressMode, steps: number, out: NodeJS.WriteStream = process.stdout): ProgressSink {
+  let live = false;
+  const clearLive = (): void => {
+    if (live) out.write("\r\x1b[2K");
+    live = false;
+  };
+  return {
+    event(e) {
+      if (mode === "json") {
+        out.write(`${JSON.stringify(e)}\n`);
+        return;
+      }
+      const text = formatEvent(e, steps);
+      if (text === null) return;
+      if (mode === "tty") clearLive();
+      out.write(`${text}\n`);
+    },
+    fill(s) {
+      if (mode !== "tty") return;
+      out.write(`\r\x1b[2K${formatFill(s, out.columns ?? 100)}`);
+      live = true;
+    },
+    close() {
+      if (mode === "tty") clearLive();
+    },
+  };
+}
