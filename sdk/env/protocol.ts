@@ -16,6 +16,11 @@ export const TaskSchema = z.object({
   id: z.string().min(1),
   split: z.string().default("train"),
   data: z.unknown(),
+  /**
+   * The seats of this task when they differ per task (werewolves deals roles from the task's seed);
+   * the manifest's `agents` otherwise.
+   */
+  agents: z.array(z.object({ id: z.string().min(1), role: z.string().min(1) })).optional(),
 });
 export type Task = z.infer<typeof TaskSchema>;
 
