@@ -1,0 +1,27 @@
+import { defineEnvironment } from "../../../sdk/env/define-environment.ts";
+import type { Task } from "../../../sdk/env/protocol.ts";
+import { createWerewolvesEpisode } from "./episode.ts";
+import { createRng, deriveSeed } from "./rng.ts";
+import { dealRoles, PLAYERS } from "./roles.ts";
+
+/** A task is a seed; its seats and roles are dealt from it, so the run config can bind roles to policies. */
+export function werewolvesTask(split: string, seed: number): Task {
+  const roles = dealRoles(seed);
+  return { id: `werewolves-${split}-${seed}`, split, data: { seed }, agents: PLAYERS.map((id) => ({ id, role: roles[id]! })) };
+}
+
+export const environment = defineEnvironment({
+  createEpisode: createWerewolvesEpisode,
+  generateTasks({ split, seed, count }) {
+    const rng = createRng(deriveSeed(seed, split));
+    const seen = new Set<number>();
+    const tasks: Task[] = [];
+    while (tasks.length < count) {
+      const s = rng.int(2 ** 31);
+      if (seen.has(s)) continue;
+      seen.add(s);
+      tasks.push(werewolvesTask(split, s));
+    }
+    return tasks;
+  },
+});

@@ -1,0 +1,45 @@
+import { environment, werewolvesTask } from "../../../environments/werewolves/src/index.ts";
+import { PLAYERS } from "../../../environments/werewolves/src/roles.ts";
+import type { Turn } from "../../../sdk/env/protocol.ts";
+
+export type Agent = (player: string, conversation: readonly string[], turn: number) => string;
+
+export interface Transcript {
+  final: Turn;
+  /** Every observation's text per player, in order. */
+  seen: Record<string, string[]>;
+  steps: number;
+}
+
+/** Plays one game: `agents` maps the external seats to scripted agents; the others are built in. */
+export function playWith(seed: number, agents: Record<string, Agent>, playSeed = seed): Transcript {
+  const episode = environment.createEpisode();
+  const builtinAgents = PLAYERS.filter((p) => !agents[p]);
+  let turn = episode.reset({ task: werewolvesTask("test", seed), seed: playSeed, builtinAgents }) as Turn;
+  const seen: Record<string, string[]> = Object.fromEntries(PLAYERS.map((p) => [p, []]));
+  let steps = 0;
+  while (!turn.done) {
+    const actions: Record<string, string> = {};
+    for (const [p, obs] of Object.entries(turn.observations)) {
+      for (const m of obs.messages) seen[p]!.push(m.content);
+      actions[p] = agents[p]!(p, seen[p]!, steps);
+    }
+    turn = episode.step({ actions }) as Turn;
+    if (++steps > 5000) throw new Error("game did not end");
+  }
+  return { final: turn, seen, steps };
+}
+
+/** A deterministic agent that answers each question with a legal-looking decision. */
+export const simpleAgent: Agent = (player, conversation, turn) => {
+  const last = conversation[conversation.length - 1] ?? "";
+  const candidates = last.split("\n").findLast((l) => l.includes("Candidates")) ?? "";
+  const names = [...candidates.matchAll(/Player\d/g)].map((m) => m[0]).filter((n) => n !== player);
+  const pick = names[turn % Math.max(1, names.length)] ?? "Player1";
+  if (last.includes('"reach_agreement"')) return `{"speech": "Kill ${pick}", "reach_agreement": true}`;
+  if (last.includes('"resurrect"')) return '{"resurrect": false, "poison": null}';
+  if (last.includes('"shoot"')) return `{"shoot": true, "name": "${pick}"}`;
+  if (last.includes('{"name"')) return `{"name": "${pick}"}`;
+  if (last.includes('"vote"')) return `{"vote": "${pick}"}`;
+  return "I think we should be careful today.";
+};
