@@ -1,4 +1,5 @@
-import { defineEnvironment } from "../../../sdk/env/define-environment.ts";
+// Type-only imports from the SDK: an installed plugin lives outside this repository.
+import type { EnvironmentDefinition } from "../../../sdk/env/define-environment.ts";
 import type { Task } from "../../../sdk/env/protocol.ts";
 import { createWerewolvesEpisode } from "./episode.ts";
 import { createRng, deriveSeed } from "./rng.ts";
@@ -10,7 +11,7 @@ export function werewolvesTask(split: string, seed: number): Task {
   return { id: `werewolves-${split}-${seed}`, split, data: { seed }, agents: PLAYERS.map((id) => ({ id, role: roles[id]! })) };
 }
 
-export const environment = defineEnvironment({
+export const environment: EnvironmentDefinition = {
   createEpisode: createWerewolvesEpisode,
   generateTasks({ split, seed, count }) {
     const rng = createRng(deriveSeed(seed, split));
@@ -24,4 +25,4 @@ export const environment = defineEnvironment({
     }
     return tasks;
   },
-});
+};
