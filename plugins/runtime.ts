@@ -53,4 +53,10 @@ export interface OpenEnvironmentOptions {
   maxInstances?: number;
   /** Instances kept started and idle, ready for the next episode (default: 1). */
   warm?: number;
+  /** The installed store's data folder: `{ file }` splits are looked up here first, `{ external }` splits resolve here. */
+  dataDir?: string;
+  /** Most instance starts in flight at once (default: 2). */
+  maxConcurrentStarts?: number;
+  /** How often idle instances are pinged, ms (default: 5000). */
+  healthIntervalMs?: number;
 }

@@ -58,5 +58,9 @@ export const ManifestSchema = z.object({
   reusable: z.boolean().default(true).describe("Whether an instance may serve several episodes in turn"),
   docker: DockerSchema.optional(),
   dependencies: z.record(z.string(), z.string()).default({}),
+  installScripts: z
+    .boolean()
+    .optional()
+    .describe("Whether npm install scripts of the plugin's dependencies may run at install time (default: no)"),
 });
 export type Manifest = z.infer<typeof ManifestSchema>;

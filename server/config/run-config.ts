@@ -14,6 +14,8 @@ export const EmbeddedModelSchema = z.object({
   heads: z.number().int().min(1).max(16).default(4).describe("Attention heads (dim must divide by it)"),
   context: z.number().int().min(16).max(4096).default(256).describe("Longest prompt + output, tokens"),
   seed: z.number().int().default(0).describe("Weight initialisation seed"),
+  mlpRatio: z.number().int().min(1).max(8).optional().describe("MLP hidden width as a multiple of dim; 4 when absent"),
+  tiedOutput: z.boolean().optional().describe("Output projection shares the token embedding; true when absent"),
 });
 
 export const OptimizerSchema = z.object({
@@ -40,7 +42,27 @@ export const EngineSchema = z.discriminatedUnion("kind", [
     model: z.string().min(1),
     apiKey: z.string().optional(),
     maxContext: z.number().int().positive().default(32_768),
-    trainer: z.object({ url: z.string().url(), apiKey: z.string().optional() }),
+    trainer: z.object({
+      url: z.string().url(),
+      apiKey: z.string().optional(),
+      timeoutMs: z.number().int().positive().default(3_600_000).describe("Per-request limit (a train step can take long)"),
+    }),
+    api: z.enum(["vllm", "sglang"]).default("vllm").describe("vllm: /v1/completions with token ids; sglang: native /generate"),
+    replicaWeights: z
+      .array(z.number().positive())
+      .optional()
+      .describe("Relative capacity of each baseUrl (same order); load is in-flight calls / weight. Default all 1"),
+    weights: z
+      .enum(["lora", "full"])
+      .default("lora")
+      .describe("lora: each version is an adapter loaded by name; full: the trainer pushes full weights itself"),
+    adapterPrefix: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/).optional().describe("LoRA adapter names are <prefix>-v<version>; default the model name"),
+    requestTimeoutMs: z.number().int().positive().default(600_000).describe("Per generation request"),
+    attempts: z.number().int().positive().optional().describe("Tries per call across replicas; default one per replica"),
+    verifyServedTokens: z
+      .boolean()
+      .default(true)
+      .describe("Refuse to train a sample whose trained spans are not outputs this engine served"),
   }),
 ]);
 export type EngineConfig = z.infer<typeof EngineSchema>;

@@ -1,0 +1,86 @@
+import { type AnswerSource, extractAnswer } from "./extract-answer.ts";
+import { compareMath } from "./math-equal.ts";
+import { readIntegerAnswer } from "./read-integer-answer.ts";
+
+/** `integer`: AIME (an exact number, 0-999 on the sheet); `math`: general equivalence through the CAS. */
+export type VerifyMode = "integer" | "math";
+
+export type VerifyFlag =
+  | "no-answer"
+  | "unparseable"
+  | "hedged"
+  | "answer-from-thinking"
+  | "unclosed-thinking"
+  | "multiple-boxed-values"
+  | "time-limit"
+  | "gold-unparseable";
+
+export interface Verdict {
+  correct: boolean;
+  reward: 0 | 1;
+  /** The extracted answer text, before normalisation; null when none was found. */
+  answer: string | null;
+  source: AnswerSource | null;
+  flags: VerifyFlag[];
+}
+
+export interface VerifyOptions {
+  /** Default: `integer`. */
+  mode?: VerifyMode;
+  /** Wall-clock budget for the CAS in `math` mode, ms (default 1000). */
+  timeLimitMs?: number;
+}
+
+/** Scores a model response against a gold answer: reward 1 if its final answer equals the gold, else 0. */
+export function verifyAnswer(gold: string, response: string, options: VerifyOptions = {}): Verdict {
+  const mode = options.mode ?? "integer";
+  const found = extractAnswer(response);
+  if (found === null) return verdict(false, null, null, ["no-answer"]);
+  const flags: VerifyFlag[] = [];
+  if (found.part === "thinking") flags.push("answer-from-thinking");
+  if (response.includes("<think>") && !response.includes("</think>")) flags.push("unclosed-thinking");
+  if (found.rivals.length > 0) {
+    const rivalsDiffer = found.rivals.some((r) => !sameAnswer(r, found.raw, mode, options));
+    if (rivalsDiffer) return verdict(false, found.raw, found.source, [...flags, "hedged"]);
+  }
+  if (found.boxCount > 1) flags.push("multiple-boxed-values");
+  return mode === "integer"
+    ? judgeInteger(gold, found.raw, found.source, flags, options)
+    : judgeMath(gold, found.raw, found.source, flags, options);
+}
+
+function judgeInteger(
+  gold: string,
+  raw: string,
+  source: AnswerSource,
+  flags: VerifyFlag[],
+  options: VerifyOptions,
+): Verdict {
+  const g = readIntegerAnswer(gold);
+  if (g.kind !== "value") return judgeMath(gold, raw, source, [...flags, "gold-unparseable"], options);
+  const p = readIntegerAnswer(raw);
+  if (p.kind === "hedged") return verdict(false, raw, source, [...flags, "hedged"]);
+  if (p.kind === "unparseable") return verdict(false, raw, source, [...flags, "unparseable"]);
+  return verdict(p.value.num === g.value.num && p.value.den === g.value.den, raw, source, flags);
+}
+
+function judgeMath(gold: string, raw: string, source: AnswerSource, flags: VerifyFlag[], options: VerifyOptions): Verdict {
+  if (/\bor\b/.test(raw) && !/\bor\b/.test(gold)) return verdict(false, raw, source, [...flags, "hedged"]);
+  const r = compareMath(gold, raw, options.timeLimitMs ?? 1000);
+  if (r.kind === "unparseable") return verdict(false, raw, source, [...flags, "unparseable"]);
+  if (r.kind === "time-limit") return verdict(false, raw, source, [...flags, "time-limit"]);
+  return verdict(r.kind === "equal", raw, source, flags);
+}
+
+function sameAnswer(a: string, b: string, mode: VerifyMode, options: VerifyOptions): boolean {
+  if (mode === "integer") {
+    const x = readIntegerAnswer(a);
+    const y = readIntegerAnswer(b);
+    if (x.kind === "value" && y.kind === "value") return x.value.num === y.value.num && x.value.den === y.value.den;
+  }
+  return compareMath(a, b, options.timeLimitMs ?? 1000).kind === "equal";
+}
+
+function verdict(correct: boolean, answer: string | null, source: AnswerSource | null, flags: VerifyFlag[]): Verdict {
+  return { correct, reward: correct ? 1 : 0, answer, source, flags };
+}

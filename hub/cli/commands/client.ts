@@ -1,0 +1,137 @@
+import { watch, type FSWatcher } from "node:fs";
+import { parseArgs } from "node:util";
+import type { EnvironmentRuntime } from "../../../plugins/runtime.ts";
+import { type ClientEnvironment, SwarmClient } from "../../../sdk/swarm/client.ts";
+import { type ClientEnvSource, resolveClientEnvs } from "../../swarm/client-environments.ts";
+import { createWorkflowLoader } from "../../swarm/workflow-loader.ts";
+import { type Command, EXIT } from "../command.ts";
+
+const HELP = `agentjet client --server URL [options]
+
+A swarm client (CPU only): connects to the server over WebSocket, announces its environments, runs the
+episodes the scheduler assigns in their sandboxes, and reports rewards. Reconnects with backoff.
+
+Options:
+  --server URL        The swarm server, e.g. http://127.0.0.1:8700 (required; env AGENTJET_SERVER)
+  --envs a,b          Environments to offer (default: every local plugin and every installed one)
+  --env-path DIR      A local plugin folder, or a folder of them; repeatable. A local plugin wins over
+                      the installed one of the same name and is announced with the hash of its files.
+  --concurrency N     Episodes at once (default 8)
+  --workflow FILE     A file exporting \`workflow\` (any OpenAI-compatible client works inside it);
+                      default: each environment's default agent loop
+  --watch             Reload the workflow file and re-open edited local plugins; takes effect on the
+                      next episode, without restarting the server
+  --client-id ID      Kept across restarts so the scheduler re-attaches running episodes (default: random)
+  --project DIR       Project whose agentjet.lock and store hold installed environments (default: .)
+
+Examples:
+  agentjet client --server http://127.0.0.1:8700 --envs aime,werewolves --concurrency 8
+  agentjet client --server http://gpu-box:8700 --env-path ./my-env --workflow ./agent.ts --watch`;
+
+export const command: Command = {
+  name: "client",
+  summary: "run a swarm client: episodes in sandboxes, rewards to the server",
+  help: HELP,
+  async run(argv) {
+    let args;
+    try {
+      args = parseArgs({
+        args: argv,
+        options: {
+          server: { type: "string" },
+          envs: { type: "string" },
+          "env-path": { type: "string", multiple: true },
+          concurrency: { type: "string" },
+          workflow: { type: "string" },
+          watch: { type: "boolean", default: false },
+          "client-id": { type: "string" },
+          project: { type: "string" },
+        },
+        strict: true,
+      }).values;
+    } catch (err) {
+      process.stderr.write(`agentjet client: ${(err as Error).message}\n\n${HELP}\n`);
+      return EXIT.usage;
+    }
+    const server = args.server ?? process.env.AGENTJET_SERVER;
+    const concurrency = Number(args.concurrency ?? 8);
+    if (!server || !Number.isInteger(concurrency) || concurrency < 1) {
+      process.stderr.write(`agentjet client: --server is required and --concurrency must be a positive integer\n\n${HELP}\n`);
+      return EXIT.usage;
+    }
+    const names = (args.envs ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+    const { sources, missing } = resolveClientEnvs(names, {
+      envPaths: args["env-path"] ?? [],
+      projectDir: args.project ?? process.cwd(),
+      maxInstances: concurrency,
+    });
+    if (missing.length > 0 || sources.length === 0) {
+      process.stderr.write(`agentjet client: ${missing.length ? `not found: ${missing.join(", ")} (install with \`agentjet env add\` or pass --env-path)` : "no environments to offer"}\n`);
+      return EXIT.notFound;
+    }
+    const log = (line: string) => process.stderr.write(`agentjet client: ${line}\n`);
+    const opened = new Map<string, ClientEnvironment>();
+    const retired: EnvironmentRuntime[] = [];
+    for (const s of sources) opened.set(s.name, await s.open());
+    const loader = args.workflow
+      ? createWorkflowLoader(args.workflow, { watch: args.watch, onReload: (v) => log(`workflow reloaded (v${v})`) })
+      : null;
+    const client = new SwarmClient({
+      url: server,
+      ...(args["client-id"] ? { clientId: args["client-id"] } : {}),
+      environments: [...opened.values()],
+      concurrency,
+      ...(loader ? { loadWorkflow: loader.load } : {}),
+      onEvent: (e) => {
+        if (e.type === "connected") log(`connected (${[...opened.values()].map((o) => `${o.runtime.manifest.name}@${o.runtime.manifest.version}`).join(", ")})`);
+        else if (e.type === "disconnected") log(`disconnected; retrying in ${e.retryInMs} ms`);
+        else if (e.type === "error") log(`${e.code}: ${e.message}`);
+      },
+    });
+    const watchers = args.watch ? watchLocalPlugins(sources, opened, retired, client, log) : [];
+    await client.start();
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once("SIGINT", () => resolve("SIGINT"));
+      process.once("SIGTERM", () => resolve("SIGTERM"));
+    });
+    log(`${signal}: stopping`);
+    for (const w of watchers) w.close();
+    loader?.close();
+    await client.stop();
+    await Promise.all([...[...opened.values()].map((o) => o.runtime.close()), ...retired.map((r) => r.close())]);
+    return EXIT.interrupted;
+  },
+};
+
+/** Re-opens a local plugin when its files change, and announces its new hash. */
+function watchLocalPlugins(
+  sources: readonly ClientEnvSource[],
+  opened: Map<string, ClientEnvironment>,
+  retired: EnvironmentRuntime[],
+  client: SwarmClient,
+  log: (line: string) => void,
+): FSWatcher[] {
+  return sources
+    .filter((s) => s.local)
+    .map((s) => {
+      let timer: NodeJS.Timeout | null = null;
+      const w = watch(s.dir, { recursive: true }, () => {
+        if (timer) clearTimeout(timer);
+        timer = setTimeout(async () => {
+          try {
+            const next = await s.open();
+            const old = opened.get(s.name);
+            opened.set(s.name, next);
+            // Episodes already running keep the old instance; it is closed when the client stops.
+            if (old) retired.push(old.runtime);
+            client.setEnvironments([...opened.values()]);
+            log(`${s.name} re-opened (hash ${next.hash.slice(0, 12)})`);
+          } catch (err) {
+            log(`${s.name}: re-opening failed, keeping the previous build: ${(err as Error).message}`);
+          }
+        }, 150);
+      });
+      w.unref();
+      return w;
+    });
+}

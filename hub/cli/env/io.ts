@@ -1,0 +1,70 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { EXIT } from "../command.ts";
+
+/** How an `env` subcommand talks: progress lines on stderr, the result on stdout (one JSON object with --json). */
+export interface EnvIo {
+  json: boolean;
+  progress(line: string): void;
+  /** Prints the result: `data` as JSON with --json, else `text`. */
+  result(data: Record<string, unknown>, text: string): void;
+}
+
+export function createIo(json: boolean): EnvIo {
+  return {
+    json,
+    progress: (line) => process.stderr.write(`${line}\n`),
+    result: (data, text) => {
+      if (json) process.stdout.write(`${JSON.stringify({ ok: true, ...data })}\n`);
+      else if (text) process.stdout.write(`${text}\n`);
+    },
+  };
+}
+
+export class UsageError extends Error {
+  readonly code = "AJ_ERR_USAGE";
+}
+
+const EXIT_BY_CODE: Record<string, number> = {
+  AJ_ERR_USAGE: EXIT.usage,
+  AJ_ERR_INTEGRITY: EXIT.integrity,
+  AJ_ERR_ENV_NOT_FOUND: EXIT.notFound,
+  AJ_ERR_NOT_INSTALLED: EXIT.notFound,
+};
+
+/** Reports an error (as `{ ok: false, error }` with --json) and gives its exit code. */
+export function reportError(io: EnvIo, err: unknown): number {
+  const code = (err as { code?: string }).code ?? "AJ_ERR_UNKNOWN";
+  const message = err instanceof Error ? err.message : String(err);
+  const exit = code.startsWith("ERR_PARSE_ARGS") ? EXIT.usage : (EXIT_BY_CODE[code] ?? EXIT.failure);
+  if (io.json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message } })}\n`);
+  process.stderr.write(`agentjet env: ${message}\n`);
+  return exit;
+}
+
+export const COMMON_OPTIONS = {
+  json: { type: "boolean", default: false },
+  project: { type: "string" },
+  registry: { type: "string" },
+} as const satisfies ParseArgsConfig["options"];
+
+export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: O) {
+  return parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
+}
+
+/** `--option k=v` pairs (repeatable). */
+export function parsePairs(values: string[] | undefined, flag: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of values ?? []) {
+    const eq = v.indexOf("=");
+    if (eq <= 0) throw new UsageError(`${flag} takes key=value, got '${v}'`);
+    out[v.slice(0, eq)] = v.slice(eq + 1);
+  }
+  return out;
+}
+
+/** Splits `name@version`. */
+export function parseSpec(spec: string): { name: string; version?: string } {
+  const at = spec.lastIndexOf("@");
+  if (at <= 0) return { name: spec };
+  return { name: spec.slice(0, at), version: spec.slice(at + 1) };
+}

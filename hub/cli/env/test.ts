@@ -1,0 +1,60 @@
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { EXIT } from "../command.ts";
+import { runConformance } from "../../conformance/run-conformance.ts";
+import { NotInstalledError } from "../../store/errors.ts";
+import { MANIFEST_FILE } from "../../store/read-manifest.ts";
+import { resolveInstalled } from "../../store/resolve-installed.ts";
+import { type EnvIo, parse, parsePairs, UsageError } from "./io.ts";
+
+export const TEST_HELP = `agentjet env test <path|name> [options]
+
+Runs the conformance suite on a plugin folder, or on an installed environment by name:
+  manifest          the manifest is valid; the entry and dataset files exist
+  open              the sandbox starts
+  tasks             each split yields tasks; generated splits are reproducible from a seed
+  reset-step        reset/step run sample tasks to done, with rewards in the manifest's range
+  solve             the reference solve() scores the top of the reward range
+  malformed-action  a malformed action gets an observation or a reward, not a crash
+  determinism       the same task, seed and actions give the same turns
+  crash-recovery    after a forced instance failure, the instance is replaced and the next episode runs
+
+Options:
+  --tasks <n>           sample tasks per split (default: 3)
+  --image <tag>         docker: test this image instead of building one
+  --mount <name=path>   docker: a host folder for a named mount (repeatable)
+  --project <dir>       project whose store holds <name> (default: the working directory)
+  --json                print the report as JSON
+
+Exit codes: 0 all checks passed, 1 a check failed, 2 usage, 3 no such folder or installed environment.`;
+
+export async function runTest(argv: string[], io: EnvIo): Promise<number> {
+  const { values, positionals } = parse(argv, { tasks: { type: "string" }, image: { type: "string" }, mount: { type: "string", multiple: true } });
+  const [target, ...extra] = positionals;
+  if (!target || extra.length) throw new UsageError("usage: agentjet env test <path|name>");
+  const tasks = values.tasks ? Number(values.tasks) : undefined;
+  if (tasks !== undefined && !(Number.isInteger(tasks) && tasks > 0)) throw new UsageError("--tasks takes a positive integer");
+  const mounts = parsePairs(values.mount, "--mount");
+  const common = { ...(tasks ? { tasksPerSplit: tasks } : {}), onProgress: io.progress };
+  let report;
+  if (existsSync(join(resolve(target), MANIFEST_FILE))) {
+    report = await runConformance({ dir: resolve(target), ...(values.image ? { image: values.image } : {}), ...(Object.keys(mounts).length ? { mounts } : {}), ...common });
+  } else {
+    const installed = resolveInstalled(target, undefined, values.project ? { projectDir: values.project } : {});
+    if (!installed) throw new NotInstalledError(`'${target}' is neither a plugin folder (no ${MANIFEST_FILE}) nor an installed environment`);
+    io.progress(`testing installed ${installed.name}@${installed.version} (${installed.dir})`);
+    report = await runConformance({
+      dir: installed.dir,
+      dataDir: installed.dataDir,
+      ...(installed.bundlePath ? { bundlePath: installed.bundlePath } : {}),
+      ...(values.image || installed.image ? { image: values.image ?? installed.image } : {}),
+      ...(Object.keys(mounts).length || installed.mounts ? { mounts: { ...installed.mounts, ...mounts } } : {}),
+      ...common,
+    });
+  }
+  const failed = report.checks.filter((c) => c.status === "fail").length;
+  const text = `${report.name}@${report.version}: ${report.passed ? "passed" : "FAILED"} (${report.checks.filter((c) => c.status === "pass").length} passed, ${failed} failed, ${report.checks.filter((c) => c.status === "skip").length} skipped)`;
+  if (io.json) process.stdout.write(`${JSON.stringify({ ok: report.passed, report })}\n`);
+  else process.stdout.write(`${text}\n`);
+  return report.passed ? EXIT.ok : EXIT.failure;
+}

@@ -1,0 +1,19 @@
+export { Scheduler, type ClientLink, type SchedulerOptions } from "./scheduler.ts";
+export { registryFromEpisodeStore } from "./episode-store-registry.ts";
+export { schedulerOptionsFromRunConfig, type ResolvedEnvironment } from "./from-run-config.ts";
+export type { AbortKind, AbortReason, AgentTarget, ClaimOutcome, EpisodeRegistration, EpisodeRegistry, LoadTasks, RegistryEvent } from "./port.ts";
+export { SchedulerStateSchema, type SchedulerState } from "./state.ts";
+export { apportion, planQuotas, sharesAt, weightAt, type MixLedger, type Weight, type WeightSchedule } from "./mixing.ts";
+export { TaskStream, type TaskStreamPosition } from "./task-stream.ts";
+export type {
+  BatchReport,
+  EpisodeResult,
+  EvalEnvReport,
+  EvalReport,
+  EvalRequest,
+  GroupReport,
+  SchedulerEnvironment,
+  SchedulerEvent,
+  SchedulerStats,
+} from "./types.ts";
+export { BadStateError, NoTasksError, SchedulerError, UnknownRoleTargetError, UnmappedRoleError } from "./errors.ts";

@@ -1,0 +1,55 @@
+import type { Task } from "../../sdk/env/protocol.ts";
+
+/**
+ * What the scheduler needs from the swarm server's episode store. The server's `EpisodeStore` satisfies
+ * it (directly, or through `adaptEpisodeStore`); tests may use any faithful implementation.
+ */
+export interface EpisodeRegistry {
+  /** Registers one episode attempt (a fresh id for every try). */
+  register(input: EpisodeRegistration): Promise<void> | void;
+  /**
+   * Claims it for a client and returns one signed key per registered agent. `paused` while claims are
+   * paused for a weight sync: the scheduler retries on `claims-resumed`, or on its next lease tick.
+   */
+  claim(episodeId: string, clientId: string): Promise<ClaimOutcome> | ClaimOutcome;
+  /** Keeps it from idle reclaim. */
+  heartbeat(episodeId: string): void;
+  /** Ends it with a reward per agent; the server merges its calls into samples. */
+  end(episodeId: string, rewards: Record<string, number>, info: Record<string, unknown>): Promise<void> | void;
+  /** Aborts it: its keys stop working and its partial records are discarded. */
+  abort(episodeId: string, reason: AbortReason): Promise<void> | void;
+  /** Store events the scheduler reacts to; returns the unsubscribe function. */
+  subscribe?(listener: (event: RegistryEvent) => void): () => void;
+}
+
+export type ClaimOutcome = { kind: "claimed"; keys: Record<string, string> } | { kind: "paused" };
+
+export type AgentTarget = { kind: "policy"; name: string } | { kind: "frozen"; name: string };
+
+export interface EpisodeRegistration {
+  episodeId: string;
+  env: string;
+  envVersion: string;
+  taskId: string;
+  /** Episodes of one group share it (the GRPO group): `${batch}:${group}` for training. */
+  groupId: string;
+  purpose: "train" | "eval";
+  /** Agents that talk to the server; builtin agents are not registered. */
+  agents: Array<{ agentId: string; role: string; target: AgentTarget }>;
+}
+
+/** Why an episode attempt ended without a reward. All kinds are infrastructure failures: retried, never scored. */
+export type AbortKind = "crash" | "timeout" | "oom" | "protocol" | "start-failed" | "client-lost" | "workflow";
+
+export interface AbortReason {
+  kind: AbortKind;
+  message: string;
+}
+
+export type RegistryEvent =
+  | { type: "claims-resumed" }
+  /** The store reclaimed an idle episode on its own: the scheduler re-queues it. */
+  | { type: "reclaimed"; episodeId: string };
+
+/** Tasks of an environment's split (the lead reads them with `EnvironmentRuntime.listTasks`). */
+export type LoadTasks = (env: string, split: string) => Promise<Task[]>;

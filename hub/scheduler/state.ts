@@ -1,0 +1,16 @@
+import { z } from "zod";
+
+/**
+ * The scheduler's resumable state (`--resume`): where each task stream stands, the mixing ledger and the
+ * next batch. It is taken at the start of the oldest unfinished batch, so a resumed run re-plans every
+ * batch that had not finished.
+ */
+export const SchedulerStateSchema = z.object({
+  version: z.literal(1),
+  /** Index (= optimizer step) of the next batch to plan. */
+  nextBatch: z.number().int().min(0),
+  streams: z.record(z.string(), z.object({ epoch: z.number().int().min(0), position: z.number().int().min(0) })),
+  ledger: z.record(z.string(), z.object({ target: z.number().min(0), given: z.number().int().min(0) })),
+  evalRuns: z.number().int().min(0),
+});
+export type SchedulerState = z.infer<typeof SchedulerStateSchema>;

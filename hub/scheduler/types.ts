@@ -1,0 +1,97 @@
+import type { Task } from "../../sdk/env/protocol.ts";
+import type { Weight } from "./mixing.ts";
+import type { AbortReason } from "./port.ts";
+
+/** One environment the scheduler mixes in, resolved to an exact version. */
+export interface SchedulerEnvironment {
+  name: string;
+  version: string;
+  /** When set, only clients announcing exactly this content hash get its episodes. */
+  hash?: string;
+  weight: Weight;
+  split: string;
+  /** The manifest's seats. */
+  agents: ReadonlyArray<{ id: string; role: string }>;
+  /** Role -> policy name, frozen model name, or "@builtin". */
+  roles: Readonly<Record<string, string>>;
+  maxTurns: number;
+}
+
+export interface EpisodeResult {
+  episodeId: string;
+  /** Tries this episode took (0 = first try). */
+  attempt: number;
+  clientId: string;
+  rewards: Record<string, number>;
+  info: Record<string, unknown>;
+}
+
+export interface GroupReport {
+  groupId: string;
+  env: string;
+  taskId: string;
+  status: "complete" | "failed";
+  /** Complete groups: exactly `groupSize` results, one per member. */
+  episodes: EpisodeResult[];
+  failures: AbortReason[];
+}
+
+export interface BatchReport {
+  /** Batch index = the optimizer step whose weights it was mixed for. */
+  step: number;
+  /** Planned groups per environment (the quotas). */
+  quotas: Record<string, number>;
+  /** Complete groups per environment (equals the quotas unless groups failed and could not be replaced). */
+  filled: Record<string, number>;
+  groups: GroupReport[];
+  failedGroups: number;
+}
+
+export interface EvalEnvReport {
+  episodes: number;
+  failed: number;
+  /** Mean over episodes of the mean reward of the agents bound to policies. */
+  meanReward: number;
+  rewards: Array<{ taskId: string; rewards: Record<string, number> }>;
+}
+
+export interface EvalReport {
+  id: number;
+  /** The number of batches completed when it was started. */
+  step: number;
+  split: string;
+  perEnv: Record<string, EvalEnvReport>;
+}
+
+export interface EvalRequest {
+  split?: string;
+  /** Tasks per environment (the first N of the split, so runs compare). */
+  tasks?: number;
+  /** Environment names; all when absent. */
+  envs?: readonly string[];
+}
+
+export type SchedulerEvent =
+  | { type: "batch"; batch: BatchReport }
+  | { type: "eval"; report: EvalReport }
+  | { type: "episode-end"; env: string; taskId: string; purpose: "train" | "eval"; result: EpisodeResult }
+  | { type: "episode-abort"; episodeId: string; clientId: string | null; reason: AbortReason; willRetry: boolean }
+  | { type: "agree-sync"; clientId: string }
+  | { type: "client"; clientId: string; status: "connected" | "reconnected" | "disconnected" | "lost" };
+
+export interface SchedulerStats {
+  clients: number;
+  connected: number;
+  queued: number;
+  inFlight: number;
+  assigned: number;
+  ended: number;
+  aborted: number;
+  lost: number;
+  retried: number;
+  failedGroups: number;
+  staleResults: number;
+  batchesCompleted: number;
+}
+
+export type { Task };

@@ -1,0 +1,68 @@
+/** Errors of the env store. Each carries a stable `code`; the CLI maps codes to exit codes. */
+export class StoreError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreError";
+    this.code = code;
+  }
+}
+
+/** The content's sha256 differs from the pinned one: nothing was installed. */
+export class IntegrityError extends StoreError {
+  readonly expected: string;
+  readonly actual: string;
+  constructor(message: string, expected: string, actual: string) {
+    super("AJ_ERR_INTEGRITY", message);
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+export class InvalidPluginError extends StoreError {
+  constructor(message: string, cause?: unknown) {
+    super("AJ_ERR_PLUGIN_INVALID", message, { cause });
+  }
+}
+
+export class SourceFetchError extends StoreError {
+  constructor(message: string, cause?: unknown) {
+    super("AJ_ERR_SOURCE_FETCH", message, { cause });
+  }
+}
+
+export class DependencyInstallError extends StoreError {
+  constructor(message: string) {
+    super("AJ_ERR_DEPS_INSTALL", message);
+  }
+}
+
+export class PrepareFailedError extends StoreError {
+  constructor(message: string, cause?: unknown) {
+    super("AJ_ERR_PREPARE", message, { cause });
+  }
+}
+
+export class BuildFailedError extends StoreError {
+  constructor(message: string, cause?: unknown) {
+    super("AJ_ERR_BUILD", message, { cause });
+  }
+}
+
+export class SmokeCheckFailedError extends StoreError {
+  constructor(message: string) {
+    super("AJ_ERR_SMOKE", message);
+  }
+}
+
+export class InvalidLockfileError extends StoreError {
+  constructor(message: string, cause?: unknown) {
+    super("AJ_ERR_LOCK_INVALID", message, { cause });
+  }
+}
+
+export class NotInstalledError extends StoreError {
+  constructor(message: string) {
+    super("AJ_ERR_NOT_INSTALLED", message);
+  }
+}

@@ -1,0 +1,6 @@
+/** Stable codes the swarm plugin sends in `error` frames before it closes a socket. */
+export const SWARM_ERRORS = {
+  badFrame: "AJ_ERR_SWARM_BAD_FRAME",
+  helloFirst: "AJ_ERR_SWARM_HELLO_FIRST",
+  closing: "AJ_ERR_SWARM_CLOSING",
+} as const;

@@ -1,0 +1,27 @@
+import { type ClientEnvironment, type ClientEvent, SwarmClient } from "../../sdk/swarm/client.ts";
+import type { Workflow } from "../../sdk/swarm/workflow.ts";
+
+/** `agentjet train`'s in-process clients: N swarm clients on one set of open environments. */
+export async function startLocalClients(options: {
+  /** The swarm server's address, e.g. `http://127.0.0.1:8700`. */
+  url: string;
+  count: number;
+  environments: readonly ClientEnvironment[];
+  concurrency: number;
+  workflow?: Workflow;
+  onEvent?: (clientId: string, event: ClientEvent) => void;
+}): Promise<{ clients: SwarmClient[]; stop: () => Promise<void> }> {
+  const clients = Array.from({ length: options.count }, (_, i) => {
+    const clientId = `local-${i}`;
+    return new SwarmClient({
+      url: options.url,
+      clientId,
+      environments: options.environments,
+      concurrency: options.concurrency,
+      ...(options.workflow ? { workflow: options.workflow } : {}),
+      ...(options.onEvent ? { onEvent: (e: ClientEvent) => options.onEvent!(clientId, e) } : {}),
+    });
+  });
+  await Promise.all(clients.map((c) => c.start()));
+  return { clients, stop: async () => void (await Promise.all(clients.map((c) => c.stop()))) };
+}

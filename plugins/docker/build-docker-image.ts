@@ -1,0 +1,64 @@
+import { cp, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { build, type Message } from "esbuild";
+import type { Manifest } from "../../sdk/env/manifest.ts";
+import { BundleFailedError } from "../errors.ts";
+import { buildImage } from "./build-image.ts";
+import { ensureNodeBaseImage } from "./node-base-image.ts";
+
+/** Where the bundled entry lands in the build context; a plugin's Dockerfile copies it from here. */
+export const BUNDLED_ENTRY = "agentjet/entry.mjs";
+
+/**
+ * Builds a docker plugin's image locally, never pulling. The build context is the plugin folder (without
+ * node_modules) plus `agentjet/entry.mjs`: the plugin's `entry` bundled with its dependencies for Node.
+ * The Dockerfile receives the offline base image's tag as the build arg `AGENTJET_NODE_BASE`.
+ */
+export async function buildDockerImage(opts: {
+  dir: string;
+  manifest: Manifest;
+  tag: string;
+  onProgress?: (line: string) => void;
+}): Promise<void> {
+  const base = await ensureNodeBaseImage(opts.onProgress);
+  const ctx = await mkdtemp(join(tmpdir(), `agentjet-image-${opts.manifest.name}-`));
+  try {
+    await cp(opts.dir, ctx, {
+      recursive: true,
+      filter: (src) => !["node_modules", ".git"].includes(basename(src)),
+    });
+    await bundleNodeEntry(resolve(opts.dir, opts.manifest.entry), join(ctx, BUNDLED_ENTRY), opts.manifest.name);
+    await buildImage({
+      context: ctx,
+      tag: opts.tag,
+      dockerfile: opts.manifest.docker?.dockerfile ?? "Dockerfile",
+      buildArgs: { AGENTJET_NODE_BASE: base },
+      ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+    });
+  } finally {
+    await rm(ctx, { recursive: true, force: true });
+  }
+}
+
+async function bundleNodeEntry(entry: string, outFile: string, name: string): Promise<void> {
+  try {
+    await build({
+      entryPoints: [entry],
+      outfile: outFile,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      logLevel: "silent",
+      // Less to parse at every container start; names stay for readable stacks.
+      minifyWhitespace: true,
+      minifySyntax: true,
+      // Bundled CommonJS dependencies may still call require().
+      banner: { js: 'import { createRequire as __ajRequire } from "node:module"; const require = __ajRequire(import.meta.url);' },
+    });
+  } catch (err) {
+    const errors = (err as { errors?: Message[] }).errors ?? [];
+    throw new BundleFailedError(`could not bundle ${name}'s entry for its image: ${errors.map((e) => e.text).join("; ") || String(err)}`, err);
+  }
+}

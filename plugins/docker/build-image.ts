@@ -1,0 +1,44 @@
+import { readdir } from "node:fs/promises";
+import { ImageBuildError } from "../errors.ts";
+import { dockerClient } from "./docker-client.ts";
+
+interface BuildEvent {
+  stream?: string;
+  error?: string;
+  errorDetail?: { message?: string };
+}
+
+/** Builds `context` (a folder) into `tag` with the classic builder; never pulls. Progress lines go to `onProgress`. */
+export async function buildImage(opts: {
+  context: string;
+  tag: string;
+  dockerfile?: string;
+  buildArgs?: Record<string, string>;
+  onProgress?: (line: string) => void;
+}): Promise<void> {
+  const docker = dockerClient();
+  // Top-level names only: the packer walks folders itself and keeps their modes (e.g. /tmp's 1777).
+  const src = await readdir(opts.context);
+  let stream: NodeJS.ReadableStream;
+  try {
+    stream = await docker.buildImage(
+      { context: opts.context, src },
+      { t: opts.tag, dockerfile: opts.dockerfile ?? "Dockerfile", buildargs: opts.buildArgs ?? {}, rm: true, forcerm: true },
+    );
+  } catch (err) {
+    throw new ImageBuildError(`cannot start building ${opts.tag}: ${String(err)}`, err);
+  }
+  const errors: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    docker.modem.followProgress(
+      stream,
+      (err: Error | null) => (err ? reject(new ImageBuildError(`building ${opts.tag} failed: ${err.message}`, err)) : resolve()),
+      (event: BuildEvent) => {
+        if (event.error) errors.push(event.errorDetail?.message ?? event.error);
+        const line = event.stream?.trimEnd();
+        if (line) opts.onProgress?.(line);
+      },
+    );
+  });
+  if (errors.length > 0) throw new ImageBuildError(`building ${opts.tag} failed: ${errors.join("; ")}`);
+}

@@ -1,0 +1,25 @@
+export { openEnvironment } from "./open-environment.ts";
+export { bundleVmPlugin } from "./isolated-vm/bundle-vm-plugin.ts";
+export { buildDockerImage, BUNDLED_ENTRY } from "./docker/build-docker-image.ts";
+export { ensureNodeBaseImage } from "./docker/node-base-image.ts";
+export { dockerAvailable } from "./docker/docker-client.ts";
+export {
+  PluginError,
+  BundleBuiltinError,
+  BundleFailedError,
+  ImageBuildError,
+  UnknownSplitError,
+  TaskFileError,
+  ExternalSplitError,
+  GenerateTasksError,
+  RuntimeClosedError,
+} from "./errors.ts";
+export type {
+  EnvironmentRuntime,
+  EpisodeSession,
+  Failure,
+  FailureKind,
+  OpenEnvironmentOptions,
+  Outcome,
+  RuntimeStats,
+} from "./runtime.ts";

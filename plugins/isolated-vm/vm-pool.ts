@@ -1,0 +1,36 @@
+import { availableParallelism } from "node:os";
+import { Piscina } from "piscina";
+import { resolveWorkerFile } from "./worker-file.ts";
+
+/** One piscina pool per process hosts the isolates of every vm environment; it lives while any of them is open. */
+let shared: { pool: Promise<Piscina>; users: number } | undefined;
+
+export function acquirePool(): Promise<Piscina> {
+  if (!shared) {
+    shared = {
+      users: 0,
+      pool: resolveWorkerFile().then(
+        (filename) =>
+          new Piscina({
+            filename,
+            minThreads: 1,
+            maxThreads: Math.max(1, Math.min(4, availableParallelism())),
+            idleTimeout: 60_000,
+            // Workers must keep their event loop running between tasks: instances are served on ports.
+            atomics: "disabled",
+          }),
+      ),
+    };
+  }
+  shared.users++;
+  return shared.pool;
+}
+
+export async function releasePool(): Promise<void> {
+  if (!shared) return;
+  shared.users--;
+  if (shared.users > 0) return;
+  const { pool } = shared;
+  shared = undefined;
+  await (await pool).destroy();
+}

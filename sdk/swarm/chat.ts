@@ -1,0 +1,26 @@
+import type { AgentAccess } from "./protocol.ts";
+import { ChatCompletionError } from "./errors.ts";
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+/** One chat completion with raw fetch; returns the assistant text. */
+export async function createChatCompletion(
+  access: AgentAccess,
+  messages: readonly ChatMessage[],
+  options: { fetch?: typeof fetch; signal?: AbortSignal } = {},
+): Promise<string> {
+  const doFetch = options.fetch ?? fetch;
+  const res = await doFetch(`${access.baseUrl.replace(/\/+$/, "")}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${access.apiKey}` },
+    body: JSON.stringify({ model: access.model, messages }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new ChatCompletionError(res.status, text);
+  const body = JSON.parse(text) as { choices?: Array<{ message?: { content?: string | null } }> };
+  return body.choices?.[0]?.message?.content ?? "";
+}

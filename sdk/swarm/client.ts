@@ -1,0 +1,278 @@
+import { randomUUID } from "node:crypto";
+import WebSocket from "ws";
+import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
+import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./backoff.ts";
+import { createDefaultAgentLoop } from "./default-agent-loop.ts";
+import { runEpisode } from "./run-episode.ts";
+import {
+  type Assignment,
+  type ClientMessage,
+  type EnvAnnouncement,
+  parseFrame,
+  SWARM_PATH,
+  SWARM_PROTOCOL_VERSION,
+  type ServerMessage,
+  ServerMessageSchema,
+} from "./protocol.ts";
+import type { Workflow } from "./workflow.ts";
+
+/** An environment this client can run: an open runtime and the plugin's content hash. */
+export interface ClientEnvironment {
+  runtime: EnvironmentRuntime;
+  hash: string;
+}
+
+export interface SwarmClientOptions {
+  /** The swarm server: `ws://host:port/swarm`, or `http://host:port` (the `/swarm` path is added). */
+  url: string;
+  /** Kept across reconnects so the scheduler can re-attach running episodes (default: random). */
+  clientId?: string;
+  environments: readonly ClientEnvironment[];
+  /** Episodes at once (default 8). */
+  concurrency?: number;
+  /** The agent loop for every episode (default: `createDefaultAgentLoop`). */
+  workflow?: Workflow;
+  /** Called at the start of every episode to get the workflow (hot-swap: `--watch` reloads the file). Wins over `workflow`. */
+  loadWorkflow?: () => Workflow | Promise<Workflow>;
+  backoff?: Partial<BackoffOptions>;
+  /** For the default agent loop's chat calls (default: global fetch). */
+  fetch?: typeof fetch;
+  onEvent?: (event: ClientEvent) => void;
+}
+
+export type ClientEvent =
+  | { type: "connected"; resumed: string[] }
+  | { type: "disconnected"; retryInMs: number }
+  | { type: "episode-start"; assignment: Assignment }
+  | { type: "episode-end"; episodeId: string; rewards: Record<string, number>; info: Record<string, unknown> }
+  | { type: "episode-abort"; episodeId: string; kind: string; message: string }
+  | { type: "cancel"; episodeId: string; reason: string }
+  | { type: "error"; code: string; message: string };
+
+interface Running {
+  assignment: Assignment;
+  controller: AbortController;
+  /** The end or abort frame, kept until it is sent on a live connection the scheduler re-attached. */
+  result: ClientMessage | null;
+  done: Promise<void>;
+}
+
+/**
+ * A swarm client: connects to the scheduler over WebSocket, announces its environments and concurrency,
+ * runs assigned episodes with a workflow, reports rewards, heart-beats, and reconnects with backoff.
+ * Episodes keep running across a reconnect; their results are sent once the scheduler re-attaches them.
+ */
+export class SwarmClient {
+  readonly clientId: string;
+  readonly #o: SwarmClientOptions;
+  readonly #url: string;
+  readonly #backoff: BackoffOptions;
+  readonly #running = new Map<string, Running>();
+  #envs: Map<string, ClientEnvironment>;
+  #socket: WebSocket | null = null;
+  #live = false;
+  #tries = 0;
+  #stopped = false;
+  #heartbeat: NodeJS.Timeout | null = null;
+  #reconnect: NodeJS.Timeout | null = null;
+  #firstWelcome: { resolve: () => void; promise: Promise<void> };
+  readonly #defaultLoop: Workflow;
+
+  constructor(options: SwarmClientOptions) {
+    this.#o = options;
+    this.clientId = options.clientId ?? `client-${randomUUID()}`;
+    this.#url = toSwarmUrl(options.url);
+    this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.#envs = indexEnvironments(options.environments);
+    this.#defaultLoop = createDefaultAgentLoop(options.fetch ? { fetch: options.fetch } : {});
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    this.#firstWelcome = { resolve, promise };
+  }
+
+  /** Connects (retrying with backoff) and resolves once the scheduler has welcomed this client. */
+  start(): Promise<void> {
+    this.#stopped = false;
+    if (!this.#socket && !this.#reconnect) this.#connect();
+    return this.#firstWelcome.promise;
+  }
+
+  /** Disconnects, cancels running episodes and waits for them to wind down. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#reconnect) clearTimeout(this.#reconnect);
+    this.#reconnect = null;
+    this.#stopHeartbeat();
+    for (const r of this.#running.values()) r.controller.abort();
+    const socket = this.#socket;
+    this.#socket = null;
+    this.#live = false;
+    socket?.close(1000, "client stopping");
+    await Promise.all([...this.#running.values()].map((r) => r.done));
+  }
+
+  /** Replaces the environment set (a local plugin was rebuilt) and announces it again. */
+  setEnvironments(environments: readonly ClientEnvironment[]): void {
+    this.#envs = indexEnvironments(environments);
+    if (this.#live) this.#sendHello();
+  }
+
+  /** Episodes running now. */
+  running(): string[] {
+    return [...this.#running.keys()];
+  }
+
+  announcements(): EnvAnnouncement[] {
+    return [...this.#envs.values()].map((e) => ({ name: e.runtime.manifest.name, version: e.runtime.manifest.version, hash: e.hash }));
+  }
+
+  #connect(): void {
+    this.#reconnect = null;
+    if (this.#stopped) return;
+    const socket = new WebSocket(this.#url);
+    this.#socket = socket;
+    socket.on("open", () => this.#sendHello());
+    socket.on("message", (data) => this.#onFrame(data.toString()));
+    socket.on("error", () => {
+      // The close event follows; reconnecting happens there.
+    });
+    socket.on("close", () => {
+      if (this.#socket !== socket) return;
+      this.#socket = null;
+      this.#live = false;
+      this.#stopHeartbeat();
+      if (this.#stopped) return;
+      const delay = backoffDelay(this.#tries++, this.#backoff);
+      this.#o.onEvent?.({ type: "disconnected", retryInMs: delay });
+      this.#reconnect = setTimeout(() => this.#connect(), delay);
+    });
+  }
+
+  #sendHello(): void {
+    this.#sendRaw({
+      type: "hello",
+      protocol: SWARM_PROTOCOL_VERSION,
+      clientId: this.clientId,
+      envs: this.announcements(),
+      concurrency: this.#o.concurrency ?? 8,
+      running: [...this.#running.keys()],
+    });
+  }
+
+  #onFrame(data: string): void {
+    const parsed = parseFrame(ServerMessageSchema, data);
+    if (!parsed.ok) {
+      this.#o.onEvent?.({ type: "error", code: "AJ_ERR_CLIENT_BAD_FRAME", message: parsed.error });
+      return;
+    }
+    const message: ServerMessage = parsed.message;
+    switch (message.type) {
+      case "welcome":
+        return this.#onWelcome(message.heartbeatMs, message.resumed);
+      case "assign":
+        return this.#onAssign(message.episode);
+      case "cancel":
+        return this.#onCancel(message.episodeId, message.reason);
+      case "error":
+        this.#o.onEvent?.({ type: "error", code: message.code, message: message.message });
+        return;
+    }
+  }
+
+  #onWelcome(heartbeatMs: number, resumed: string[]): void {
+    this.#live = true;
+    this.#tries = 0;
+    const held = new Set(resumed);
+    for (const [id, r] of this.#running) {
+      if (!r.result) continue;
+      // A result the scheduler no longer holds was re-run elsewhere: sending it would be a duplicate.
+      if (held.has(id)) this.#sendRaw(r.result);
+      this.#running.delete(id);
+    }
+    this.#stopHeartbeat();
+    this.#heartbeat = setInterval(() => this.#sendRaw({ type: "heartbeat", running: this.#activeIds() }), heartbeatMs);
+    this.#heartbeat.unref();
+    this.#o.onEvent?.({ type: "connected", resumed });
+    this.#firstWelcome.resolve();
+  }
+
+  #activeIds(): string[] {
+    const ids: string[] = [];
+    for (const [id, r] of this.#running) if (!r.result) ids.push(id);
+    return ids;
+  }
+
+  #onCancel(episodeId: string, reason: string): void {
+    const r = this.#running.get(episodeId);
+    this.#o.onEvent?.({ type: "cancel", episodeId, reason });
+    if (!r) return;
+    r.controller.abort();
+    if (r.result) this.#running.delete(episodeId);
+    r.result = { type: "abort", episodeId, reason: { kind: "client-lost", message: `cancelled: ${reason}` } };
+  }
+
+  #onAssign(assignment: Assignment): void {
+    const controller = new AbortController();
+    const entry: Running = { assignment, controller, result: null, done: Promise.resolve() };
+    this.#running.set(assignment.episodeId, entry);
+    this.#o.onEvent?.({ type: "episode-start", assignment });
+    entry.done = this.#runOne(entry);
+  }
+
+  async #runOne(entry: Running): Promise<void> {
+    const { assignment, controller } = entry;
+    const env = this.#envs.get(`${assignment.env.name}@${assignment.env.version}`);
+    const result = env
+      ? await runEpisode({
+          assignment,
+          runtime: env.runtime,
+          signal: controller.signal,
+          workflow: () => this.#workflow(),
+          agreeSync: () => this.#sendRaw({ type: "agree_sync" }),
+        })
+      : ({
+          type: "abort",
+          episodeId: assignment.episodeId,
+          reason: { kind: "start-failed", message: `this client has no ${assignment.env.name}@${assignment.env.version}` },
+        } satisfies ClientMessage);
+    if (controller.signal.aborted && this.#stopped) return;
+    if (result.type === "end") this.#o.onEvent?.({ type: "episode-end", episodeId: result.episodeId, rewards: result.rewards, info: result.info ?? {} });
+    else this.#o.onEvent?.({ type: "episode-abort", episodeId: result.episodeId, kind: result.reason.kind, message: result.reason.message });
+    if (controller.signal.aborted) {
+      this.#running.delete(assignment.episodeId);
+      return;
+    }
+    entry.result = result;
+    if (this.#live) {
+      this.#sendRaw(result);
+      this.#running.delete(assignment.episodeId);
+    }
+  }
+
+  async #workflow(): Promise<Workflow> {
+    if (this.#o.loadWorkflow) return this.#o.loadWorkflow();
+    return this.#o.workflow ?? this.#defaultLoop;
+  }
+
+  #sendRaw(message: ClientMessage): void {
+    const s = this.#socket;
+    if (s && s.readyState === WebSocket.OPEN) s.send(JSON.stringify(message));
+  }
+
+  #stopHeartbeat(): void {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = null;
+  }
+}
+
+function indexEnvironments(environments: readonly ClientEnvironment[]): Map<string, ClientEnvironment> {
+  return new Map(environments.map((e) => [`${e.runtime.manifest.name}@${e.runtime.manifest.version}`, e]));
+}
+
+function toSwarmUrl(url: string): string {
+  const u = new URL(url);
+  if (u.protocol === "http:") u.protocol = "ws:";
+  if (u.protocol === "https:") u.protocol = "wss:";
+  if (u.pathname === "/" || u.pathname === "") u.pathname = SWARM_PATH;
+  return u.toString();
+}

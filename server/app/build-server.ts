@@ -1,0 +1,112 @@
+import { join } from "node:path";
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { RunConfig } from "../config/run-config.ts";
+import { openRunDb, type RunDb } from "../db/run-db.ts";
+import { createEngine } from "../engines/create-engine.ts";
+import type { Engine } from "../engines/engine.ts";
+import { createFrozenModel, type FrozenModel } from "../engines/frozen.ts";
+import { createEpisodeStore, type EpisodeStore } from "../episodes/episode-store.ts";
+import { episodeRoutes } from "../episodes/routes.ts";
+import { HttpError, toErrorBody } from "../openai/errors.ts";
+import { openaiRoutes } from "../openai/routes.ts";
+import { createTokenizer } from "../tokenizers/create-tokenizer.ts";
+import type { PolicyRuntime, ServerContext } from "./server-context.ts";
+
+export interface BuildServerOptions {
+  /** The validated run config (policies, frozen models, `server`, `sampling`). */
+  config: RunConfig;
+  /** Where `run.db` lives. Default: `config.run.dir`. */
+  runDir?: string;
+  /** Overrides the database file (":memory:" in unit tests). Default `<runDir>/run.db`. */
+  dbPath?: string;
+  /** Engines by policy name, used instead of building them from the config (tests, the bench, `agentjet train`). */
+  engines?: Record<string, Engine>;
+  /** For frozen models and external engines. Default: global fetch. */
+  fetch?: typeof fetch;
+  /** Fastify's logger (pino options or true). Default false. */
+  logger?: FastifyServerOptions["logger"];
+  /** When set, the episode routes require `Authorization: Bearer <adminToken>`. Default: open (loopback use). */
+  adminToken?: string;
+  /** Overrides `config.server.keySecret` / `$AGENTJET_KEY_SECRET`. */
+  keySecret?: string;
+  /** Clock for the episode store, ms. Default Date.now. */
+  now?: () => number;
+  /** Run the idle-reclaim timer. Default true. */
+  reclaimTimer?: boolean;
+}
+
+/** What `buildServer` hangs on the app for in-process users (the scheduler, the training path). */
+export interface AgentJetHandle {
+  store: EpisodeStore;
+  db: RunDb;
+  policies: ReadonlyMap<string, PolicyRuntime>;
+  frozen: ReadonlyMap<string, FrozenModel>;
+  config: RunConfig;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    agentjet: AgentJetHandle;
+  }
+}
+
+function toHttpError(err: FastifyError): HttpError {
+  if (err instanceof HttpError) return err;
+  const status = err.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return new HttpError(status, err.code ?? "AJ_ERR_INVALID_REQUEST", err.message, { cause: err });
+  }
+  return new HttpError(500, "AJ_ERR_INTERNAL", "internal server error", { cause: err });
+}
+
+/**
+ * Builds the swarm server (OpenAI routes, episode routes, tracker) without listening. Close the app to
+ * close engines and the database.
+ */
+export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
+  const { config } = opts;
+  const runDir = opts.runDir ?? config.run.dir;
+  const db = openRunDb(opts.dbPath ?? join(runDir, "run.db"));
+  const keySecret = opts.keySecret ?? config.server.keySecret;
+  const store = createEpisodeStore({
+    db,
+    idleTimeoutS: config.server.idleTimeoutS,
+    policies: Object.keys(config.policies),
+    frozen: Object.keys(config.frozen),
+    ...(keySecret === undefined ? {} : { keySecret }),
+    ...(opts.now === undefined ? {} : { now: opts.now }),
+    ...(opts.reclaimTimer === undefined ? {} : { reclaimTimer: opts.reclaimTimer }),
+  });
+  const deps = opts.fetch === undefined ? {} : { fetch: opts.fetch };
+  const policies = new Map<string, PolicyRuntime>();
+  for (const [name, policy] of Object.entries(config.policies)) {
+    const tokenizer = createTokenizer(policy.tokenizer);
+    const engine = opts.engines?.[name] ?? (await createEngine(policy, tokenizer, deps));
+    policies.set(name, { name, engine, tokenizer });
+  }
+  const frozen = new Map<string, FrozenModel>();
+  for (const [name, model] of Object.entries(config.frozen)) frozen.set(name, createFrozenModel(name, model, deps));
+
+  const app = Fastify({ logger: opts.logger ?? false, bodyLimit: config.server.bodyLimitBytes });
+  const ctx: ServerContext = { store, policies, frozen, sampling: config.sampling };
+  app.decorate("agentjet", { store, db, policies, frozen, config });
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const http = toHttpError(err);
+    if (http.status >= 500) request.log.error({ err }, "request failed");
+    return reply.code(http.status).send(toErrorBody(http));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send(toErrorBody(new HttpError(404, "AJ_ERR_ROUTE_NOT_FOUND", `no route ${request.method} ${request.url}`))),
+  );
+  await app.register(async (scope) => openaiRoutes(scope, ctx));
+  await app.register(async (scope) =>
+    episodeRoutes(scope, opts.adminToken === undefined ? { store } : { store, adminToken: opts.adminToken }),
+  );
+  app.addHook("onClose", async () => {
+    store.close();
+    for (const p of policies.values()) await p.engine.close();
+    db.close();
+  });
+  return app;
+}

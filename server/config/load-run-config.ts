@@ -1,0 +1,101 @@
+import { readFile } from "node:fs/promises";
+import { isMap, LineCounter, parseDocument } from "yaml";
+import type { z } from "zod";
+import { type RunConfig, RunConfigSchema } from "./run-config.ts";
+
+/** One problem in a run config, located at its field (and line, when the YAML has it). */
+export interface ConfigIssue {
+  /** Dotted path of the offending field, e.g. `policies.main.engine.kind`; "" for the whole document. */
+  path: string;
+  message: string;
+  /** What would fix it, when there is something to say beyond the message. */
+  hint?: string;
+  /** 1-based line and column in the YAML source. */
+  line?: number;
+  column?: number;
+}
+
+export type LoadRunConfigResult =
+  | { kind: "ok"; config: RunConfig }
+  | { kind: "invalid"; source: string; issues: ConfigIssue[] }
+  | { kind: "unreadable"; source: string; message: string };
+
+function hintFor(issue: z.core.$ZodIssue, input: unknown): string | undefined {
+  if (issue.code === "invalid_type") {
+    if (input === undefined) return "this field is required";
+    if (issue.expected === "number" && typeof input === "string" && input.trim() !== "" && !Number.isNaN(Number(input))) {
+      return "write the number without quotes";
+    }
+  }
+  if (issue.code === "too_small" && issue.origin === "array") return `needs at least ${String(issue.minimum)} item(s)`;
+  if (issue.code === "invalid_union" && "discriminator" in issue) return "check the spelling of 'kind'";
+  return undefined;
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v = root;
+  for (const k of path) v = v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  return v;
+}
+
+/** Parses and validates a run config (YAML text). `source` names it in messages. */
+export function parseRunConfig(text: string, source = "run config"): LoadRunConfigResult {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    return {
+      kind: "invalid",
+      source,
+      issues: doc.errors.map((e) => {
+        const pos = e.linePos?.[0];
+        const issue: ConfigIssue = { path: "", message: `YAML: ${e.message.split("\n")[0]}` };
+        if (pos) Object.assign(issue, { line: pos.line, column: pos.col });
+        return issue;
+      }),
+    };
+  }
+  const input: unknown = doc.toJS() ?? {};
+  const parsed = RunConfigSchema.safeParse(input);
+  if (parsed.success) return { kind: "ok", config: parsed.data };
+  const issues = parsed.error.issues.map((i): ConfigIssue => {
+    const path = i.path.map(String);
+    const issue: ConfigIssue = { path: path.join("."), message: i.message };
+    const hint = hintFor(i, valueAt(input, i.path));
+    if (hint !== undefined) issue.hint = hint;
+    // The nearest node that exists (a missing field points at its parent).
+    for (let n = path.length; n >= 0; n--) {
+      const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+      const range = (node as { range?: [number, number, number] } | undefined)?.range;
+      if (range && (n > 0 || isMap(node))) {
+        const pos = lines.linePos(range[0]);
+        issue.line = pos.line;
+        issue.column = pos.col;
+        break;
+      }
+    }
+    return issue;
+  });
+  return { kind: "invalid", source, issues };
+}
+
+export async function loadRunConfig(path: string): Promise<LoadRunConfigResult> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    return { kind: "unreadable", source: path, message: (err as Error).message };
+  }
+  return parseRunConfig(text, path);
+}
+
+/** One line per issue: `run.yaml:12:5  policies.main.engine.kind: Invalid input (hint: ...)`. */
+export function formatConfigIssues(result: Exclude<LoadRunConfigResult, { kind: "ok" }>): string {
+  if (result.kind === "unreadable") return `${result.source}: cannot read: ${result.message}`;
+  return result.issues
+    .map((i) => {
+      const at = i.line === undefined ? result.source : `${result.source}:${i.line}:${i.column ?? 1}`;
+      const field = i.path === "" ? "" : `${i.path}: `;
+      return `${at}  ${field}${i.message}${i.hint === undefined ? "" : ` (hint: ${i.hint})`}`;
+    })
+    .join("\n");
+}

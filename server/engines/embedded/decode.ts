@@ -1,0 +1,138 @@
+import { dot, geluForward, layerNormForward, linearForward } from "./kernels.ts";
+import type { ModelShape, ModelWeights } from "./layout.ts";
+
+/**
+ * Incremental decoding with a key/value cache: a chunk of new positions at a time (a whole prompt, or
+ * one sampled token), the same arithmetic as `forwardSequence` in the same order, so the log-probs of a
+ * generation equal a full recomputation.
+ */
+export class KvCache {
+  /** The tokens whose keys and values are cached, position by position. */
+  readonly tokens: number[] = [];
+  /** Per layer: [context, dim]. */
+  readonly keys: Float32Array[];
+  readonly values: Float32Array[];
+
+  constructor(readonly shape: ModelShape) {
+    const n = shape.context * shape.dim;
+    this.keys = Array.from({ length: shape.layers }, () => new Float32Array(n));
+    this.values = Array.from({ length: shape.layers }, () => new Float32Array(n));
+  }
+
+  /** Forgets every position from `length` on. */
+  truncate(length: number): void {
+    this.tokens.length = Math.min(this.tokens.length, length);
+  }
+}
+
+/** Scratch buffers for decoding up to `context` positions at once, reused across calls. */
+export class DecodeScratch {
+  readonly x: Float32Array;
+  readonly ln: Float32Array;
+  readonly mean: Float32Array;
+  readonly rstd: Float32Array;
+  readonly qkv: Float32Array;
+  readonly att: Float32Array;
+  readonly proj: Float32Array;
+  readonly hPre: Float32Array;
+  readonly hAct: Float32Array;
+  readonly scores: Float64Array;
+  readonly logits: Float32Array;
+
+  constructor(shape: ModelShape) {
+    const { dim: D, mlpDim: M, context: C } = shape;
+    this.x = new Float32Array(C * D);
+    this.ln = new Float32Array(C * D);
+    this.mean = new Float32Array(C);
+    this.rstd = new Float32Array(C);
+    this.qkv = new Float32Array(C * 3 * D);
+    this.att = new Float32Array(C * D);
+    this.proj = new Float32Array(C * D);
+    this.hPre = new Float32Array(C * M);
+    this.hAct = new Float32Array(C * M);
+    this.scores = new Float64Array(C);
+    this.logits = new Float32Array(shape.vocabSize);
+  }
+}
+
+/**
+ * Feeds `tokens` at the next positions of `cache`. When `wantLogits`, the scores of the token after the
+ * last one are left in `scratch.logits`.
+ */
+export function decodeTokens(
+  w: ModelWeights,
+  shape: ModelShape,
+  cache: KvCache,
+  scratch: DecodeScratch,
+  tokens: readonly number[],
+  wantLogits: boolean,
+): void {
+  const n = tokens.length;
+  if (n === 0) return;
+  const { dim: D, heads: H, mlpDim: M, vocabSize: V } = shape;
+  const start = cache.tokens.length;
+  const hd = D / H;
+  const scale = 1 / Math.sqrt(hd);
+  const { x, ln, mean, rstd, qkv, att, proj, hPre, hAct, scores } = scratch;
+  for (let r = 0; r < n; r++) {
+    const eo = tokens[r]! * D;
+    const po = (start + r) * D;
+    const xo = r * D;
+    for (let d = 0; d < D; d++) x[xo + d] = w.tokEmb[eo + d]! + w.posEmb[po + d]!;
+  }
+  for (let l = 0; l < w.layers.length; l++) {
+    const lw = w.layers[l]!;
+    const keys = cache.keys[l]!;
+    const values = cache.values[l]!;
+    layerNormForward(ln, mean, rstd, x, lw.ln1g, lw.ln1b, n, D);
+    linearForward(qkv, ln, lw.wqkv, lw.bqkv, n, D, 3 * D);
+    for (let r = 0; r < n; r++) {
+      const po = (start + r) * D;
+      const qo = r * 3 * D;
+      for (let d = 0; d < D; d++) {
+        keys[po + d] = qkv[qo + D + d]!;
+        values[po + d] = qkv[qo + 2 * D + d]!;
+      }
+    }
+    att.fill(0, 0, n * D);
+    for (let r = 0; r < n; r++) {
+      const pos = start + r;
+      for (let h = 0; h < H; h++) {
+        const qo = r * 3 * D + h * hd;
+        const ho = h * hd;
+        let max = -Infinity;
+        for (let s = 0; s <= pos; s++) {
+          // Rounded through float32 like the full pass stores its scores.
+          const sc = Math.fround(dot(qkv, qo, keys, s * D + ho, hd) * scale);
+          scores[s] = sc;
+          if (sc > max) max = sc;
+        }
+        let sum = 0;
+        for (let s = 0; s <= pos; s++) {
+          const e = Math.fround(Math.exp(scores[s]! - max));
+          scores[s] = e;
+          sum += e;
+        }
+        const inv = 1 / sum;
+        const ao = r * D + ho;
+        for (let s = 0; s <= pos; s++) {
+          const p = Math.fround(scores[s]! * inv);
+          const vs = s * D + ho;
+          for (let j = 0; j < hd; j++) att[ao + j]! += p * values[vs + j]!;
+        }
+      }
+    }
+    linearForward(proj, att, lw.wo, lw.bo, n, D, D);
+    for (let i = 0; i < n * D; i++) x[i]! += proj[i]!;
+    layerNormForward(ln, mean, rstd, x, lw.ln2g, lw.ln2b, n, D);
+    linearForward(hPre, ln, lw.w1, lw.b1, n, D, M);
+    geluForward(hAct, hPre, n * M);
+    linearForward(proj, hAct, lw.w2, lw.b2, n, M, D);
+    for (let i = 0; i < n * D; i++) x[i]! += proj[i]!;
+  }
+  for (const t of tokens) cache.tokens.push(t);
+  if (!wantLogits) return;
+  const last = x.subarray((n - 1) * D, n * D);
+  layerNormForward(ln, mean, rstd, last, w.lnfg, w.lnfb, 1, D);
+  linearForward(scratch.logits, ln, w.out, null, 1, D, V);
+}

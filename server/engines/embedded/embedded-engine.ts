@@ -1,0 +1,302 @@
+import type { z } from "zod";
+import type { EmbeddedModelSchema, OptimizerSchema } from "../../config/run-config.ts";
+import type { TrainBatch, TrainMetrics, TrainSample } from "../../training/sample.ts";
+import type { Engine, GenerateResult, SamplingParams } from "../engine.ts";
+import { applyAdam, clipGradNorm, createAdamState, type AdamState } from "./adam.ts";
+import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from "./checkpoint.ts";
+import { DecodeScratch, decodeTokens } from "./decode.ts";
+import {
+  EmbeddedCheckpointMismatchError,
+  EmbeddedClosedError,
+  EmbeddedContextOverflowError,
+  EmbeddedInputError,
+} from "./errors.ts";
+import {
+  createLayout,
+  initWeights,
+  viewWeights,
+  type ModelShape,
+  type ModelWeights,
+  type ParamLayout,
+} from "./layout.ts";
+import { forwardSequence, scoreSequence, transposeWeights } from "./model.ts";
+import { PrefixCachePool } from "./prefix-cache.ts";
+import { Rng } from "./rng.ts";
+import { sampleToken, topLogprobs } from "./sampling.ts";
+import { accumulateSample, countLossTokens, createLossTotals, scoreReference } from "./train-step.ts";
+
+export type EmbeddedModelOptions = z.infer<typeof EmbeddedModelSchema>;
+export type OptimizerOptions = z.infer<typeof OptimizerSchema>;
+
+export interface EmbeddedEngineOptions {
+  vocabSize: number;
+  model: EmbeddedModelOptions;
+  optimizer: OptimizerOptions;
+  /** KV caches kept for prompt-prefix reuse across calls (default 16). */
+  prefixCaches?: number;
+}
+
+export interface EmbeddedEngine extends Engine {
+  readonly kind: "embedded";
+  readonly shape: ModelShape;
+  readonly parameterCount: number;
+  scoreTokens(ids: readonly number[]): Promise<number[]>;
+}
+
+export function toModelShape(vocabSize: number, model: EmbeddedModelOptions): ModelShape {
+  return {
+    vocabSize,
+    layers: model.layers,
+    dim: model.dim,
+    heads: model.heads,
+    context: model.context,
+    mlpDim: model.dim * (model.mlpRatio ?? 4),
+    tiedOutput: model.tiedOutput ?? true,
+  };
+}
+
+const SHAPE_FIELDS = ["vocabSize", "layers", "dim", "heads", "context", "mlpDim", "tiedOutput"] as const;
+
+/** The in-process CPU policy: a small transformer that generates with a KV cache and trains with PPO. */
+export function createEmbeddedEngine(opts: EmbeddedEngineOptions): EmbeddedEngine {
+  return new EmbeddedEngineImpl(opts);
+}
+
+class EmbeddedEngineImpl implements EmbeddedEngine {
+  readonly kind = "embedded" as const;
+  readonly shape: ModelShape;
+  readonly maxContext: number;
+  readonly parameterCount: number;
+  private readonly layout: ParamLayout;
+  private readonly params: Float32Array;
+  private readonly weights: ModelWeights;
+  private readonly grads: ModelWeights;
+  private adam: AdamState;
+  private reference: ModelWeights | null = null;
+  private currentVersion = 0;
+  private readonly rng: Rng;
+  private readonly scratch: DecodeScratch;
+  private readonly pool: PrefixCachePool;
+  private readonly order: Int32Array;
+  private readonly probs: Float64Array;
+  /** Train, save and load run one at a time, in call order. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** The latest train call; generation issued after it waits for it. */
+  private lastTrain: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly opts: EmbeddedEngineOptions) {
+    this.shape = toModelShape(opts.vocabSize, opts.model);
+    this.layout = createLayout(this.shape);
+    this.maxContext = this.shape.context;
+    this.parameterCount = this.layout.size;
+    this.params = new Float32Array(this.layout.size);
+    initWeights(this.layout, this.params, opts.model.seed);
+    this.weights = viewWeights(this.layout, this.params);
+    this.grads = viewWeights(this.layout, new Float32Array(this.layout.size));
+    this.adam = createAdamState(this.layout.size);
+    if (opts.optimizer.klCoef > 0) this.reference = viewWeights(this.layout, this.params.slice());
+    this.rng = new Rng(opts.model.seed ^ 0x5eed);
+    this.scratch = new DecodeScratch(this.shape);
+    this.pool = new PrefixCachePool(this.shape, opts.prefixCaches ?? 16);
+    this.order = new Int32Array(this.shape.vocabSize);
+    this.probs = new Float64Array(this.shape.vocabSize);
+  }
+
+  version(): number {
+    return this.currentVersion;
+  }
+
+  /** Log-probs are the sampled tokens' under the model at temperature 1, whatever sampled them; temperature 0 is greedy. */
+  async generate(promptIds: readonly number[], params: SamplingParams): Promise<GenerateResult> {
+    await this.waitUntilIdle();
+    const L = promptIds.length;
+    if (L === 0) throw new EmbeddedInputError("the prompt is empty");
+    this.checkIds(promptIds, "prompt");
+    if (L >= this.maxContext) throw new EmbeddedContextOverflowError(L, this.maxContext, "the prompt");
+    const V = this.shape.vocabSize;
+    const rng = params.seed !== undefined ? new Rng(params.seed) : new Rng(this.rng.nextUint32());
+    const stops = new Set(params.stopIds);
+    const topK = params.topLogprobs ?? 0;
+    const outputIds: number[] = [];
+    const logprobs: number[] = [];
+    const tops: Array<Array<{ id: number; logprob: number }>> = [];
+    const version = this.currentVersion;
+    if (params.maxTokens < 1) return { outputIds, logprobs, finishReason: "length", version };
+    const { cache, reuse } = this.pool.acquire(promptIds);
+    decodeTokens(this.weights, this.shape, cache, this.scratch, promptIds.slice(reuse), true);
+    let finishReason: GenerateResult["finishReason"] = "length";
+    for (;;) {
+      const logits = this.scratch.logits;
+      const tok = sampleToken(logits, V, params.temperature, params.topP, rng, this.order, this.probs);
+      outputIds.push(tok.id);
+      logprobs.push(tok.logprob);
+      if (topK > 0) tops.push(topLogprobs(logits, V, topK));
+      if (stops.has(tok.id)) {
+        finishReason = "stop";
+        break;
+      }
+      if (outputIds.length >= params.maxTokens || L + outputIds.length >= this.maxContext) break;
+      decodeTokens(this.weights, this.shape, cache, this.scratch, [tok.id], true);
+    }
+    const result: GenerateResult = { outputIds, logprobs, finishReason, version };
+    if (topK > 0) result.topLogprobs = tops;
+    return result;
+  }
+
+  async scoreTokens(ids: readonly number[]): Promise<number[]> {
+    await this.waitUntilIdle();
+    if (ids.length === 0) return [];
+    this.checkIds(ids, "sequence");
+    if (ids.length > this.maxContext) throw new EmbeddedContextOverflowError(ids.length, this.maxContext, "the sequence");
+    return scoreSequence(forwardSequence(this.weights, this.shape, ids), this.shape.vocabSize);
+  }
+
+  train(batch: TrainBatch): Promise<TrainMetrics> {
+    const run = this.exclusive(() => this.runTrain(batch));
+    this.lastTrain = run.catch(() => undefined);
+    return run;
+  }
+
+  save(dir: string): Promise<void> {
+    return this.exclusive(async () => {
+      const files: Record<string, string> = { weights: "weights.f32", adamM: "adam-m.f32", adamV: "adam-v.f32" };
+      const arrays: Record<string, Float32Array> = { weights: this.params, adamM: this.adam.m, adamV: this.adam.v };
+      if (this.reference) {
+        files.reference = "reference.f32";
+        arrays.reference = this.reference.buffer as Float32Array;
+      }
+      const header: CheckpointHeader = {
+        format: "agentjet-embedded",
+        formatVersion: 1,
+        shape: { ...this.shape },
+        model: { ...this.opts.model },
+        paramCount: this.layout.size,
+        tensors: this.layout.tensors.map((t) => ({ name: t.name, shape: t.shape, offset: t.offset })),
+        version: this.currentVersion,
+        adamStep: this.adam.step,
+        files,
+        savedAt: new Date().toISOString(),
+      };
+      await writeCheckpoint(dir, { header, arrays });
+    });
+  }
+
+  load(dir: string): Promise<void> {
+    return this.exclusive(async () => {
+      const { header, arrays } = await readCheckpoint(dir);
+      for (const field of SHAPE_FIELDS) {
+        if (header.shape[field] !== this.shape[field]) {
+          throw new EmbeddedCheckpointMismatchError(`shape.${field}`, this.shape[field], header.shape[field]);
+        }
+      }
+      if (header.paramCount !== this.layout.size) {
+        throw new EmbeddedCheckpointMismatchError("paramCount", this.layout.size, header.paramCount);
+      }
+      this.params.set(arrays.weights!);
+      this.adam = { m: arrays.adamM!, v: arrays.adamV!, step: header.adamStep };
+      if (arrays.reference) this.reference = viewWeights(this.layout, arrays.reference);
+      else if (this.opts.optimizer.klCoef > 0) this.reference = viewWeights(this.layout, this.params.slice());
+      else this.reference = null;
+      this.currentVersion = header.version;
+      this.pool.clear();
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.queue;
+    this.closed = true;
+    this.pool.clear();
+  }
+
+  private async runTrain(batch: TrainBatch): Promise<TrainMetrics> {
+    const started = performance.now();
+    const o = this.opts.optimizer;
+    for (const s of batch.samples) this.checkSample(s);
+    const batchTokens = batch.samples.reduce((n, s) => n + countLossTokens(s), 0);
+    const lossParams = { clipEps: o.clipEps, klCoef: o.klCoef };
+    const ref = o.klCoef > 0 ? this.reference : null;
+    const refLogps = ref ? batch.samples.map((s) => scoreReference(ref, this.shape, s)) : undefined;
+    let loss = 0;
+    let gradNorm = 0;
+    let clipped = 0;
+    let kl = 0;
+    const epochs = batchTokens > 0 ? o.epochs : 0;
+    for (let e = 0; e < epochs; e++) {
+      this.grads.buffer.fill(0);
+      const totals = createLossTotals();
+      const wT = transposeWeights(this.weights, this.shape);
+      // Gradients accumulate over micro-batches into one step; the event loop runs between them.
+      for (let start = 0; start < batch.samples.length; start += o.microBatch) {
+        const end = Math.min(start + o.microBatch, batch.samples.length);
+        for (let i = start; i < end; i++) {
+          accumulateSample(this.weights, wT, this.grads, this.shape, batch.samples[i]!, refLogps?.[i], batchTokens, lossParams, totals);
+        }
+        await yieldToEventLoop();
+      }
+      gradNorm += clipGradNorm(this.grads.buffer, o.gradClip);
+      applyAdam(this.params, this.grads.buffer, this.adam, {
+        lr: o.lr,
+        beta1: o.beta1,
+        beta2: o.beta2,
+        weightDecay: o.weightDecay,
+      });
+      loss += totals.loss;
+      clipped += totals.clipped / totals.tokens;
+      kl += totals.kl / totals.tokens;
+    }
+    this.currentVersion++;
+    this.pool.clear();
+    const n = Math.max(epochs, 1);
+    const metrics: TrainMetrics = {
+      loss: loss / n,
+      tokens: batchTokens,
+      gradNorm: gradNorm / n,
+      clipFraction: clipped / n,
+      version: this.currentVersion,
+      durationMs: performance.now() - started,
+    };
+    if (o.klCoef > 0) metrics.kl = kl / n;
+    return metrics;
+  }
+
+  private checkSample(s: TrainSample): void {
+    const T = s.tokenIds.length;
+    if (s.lossMask.length !== T || s.logprobs.length !== T) {
+      throw new EmbeddedInputError(`a sample has ${T} tokens but ${s.lossMask.length} mask and ${s.logprobs.length} log-prob entries`);
+    }
+    if (T > this.maxContext) throw new EmbeddedContextOverflowError(T, this.maxContext, "a training sample");
+    this.checkIds(s.tokenIds, "training sample");
+  }
+
+  private checkIds(ids: readonly number[], what: string): void {
+    if (this.closed) throw new EmbeddedClosedError();
+    for (const id of ids) {
+      if (!Number.isInteger(id) || id < 0 || id >= this.shape.vocabSize) {
+        throw new EmbeddedInputError(`${what} holds token id ${id}, outside the vocabulary of ${this.shape.vocabSize}`);
+      }
+    }
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => {
+      if (this.closed) throw new EmbeddedClosedError();
+      return fn();
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Generation waits for every train call made before it, so it never sees weights mid-step. */
+  private async waitUntilIdle(): Promise<void> {
+    let seen: Promise<unknown>;
+    do {
+      seen = this.lastTrain;
+      await seen;
+    } while (seen !== this.lastTrain);
+  }
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

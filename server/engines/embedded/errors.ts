@@ -1,0 +1,60 @@
+/** Errors of the embedded engine. Each carries a stable `code`; tests assert on it. */
+export class EmbeddedEngineError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** The model options do not describe a buildable model (e.g. `dim` not divisible by `heads`). */
+export class EmbeddedConfigError extends EmbeddedEngineError {
+  constructor(message: string) {
+    super("AJ_ERR_EMBEDDED_CONFIG", message);
+  }
+}
+
+/** A prompt or training sample is longer than the model's context. */
+export class EmbeddedContextOverflowError extends EmbeddedEngineError {
+  readonly length: number;
+  readonly maxContext: number;
+  constructor(length: number, maxContext: number, what: string) {
+    super("AJ_ERR_EMBEDDED_CONTEXT_OVERFLOW", `${what} has ${length} tokens; the context holds ${maxContext}`);
+    this.length = length;
+    this.maxContext = maxContext;
+  }
+}
+
+/** Token ids outside the vocabulary, an empty prompt, or a sample whose arrays disagree in length. */
+export class EmbeddedInputError extends EmbeddedEngineError {
+  constructor(message: string) {
+    super("AJ_ERR_EMBEDDED_INPUT", message);
+  }
+}
+
+/** A checkpoint is missing, unreadable, or its files disagree with its header. */
+export class EmbeddedCheckpointInvalidError extends EmbeddedEngineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("AJ_ERR_EMBEDDED_CHECKPOINT_INVALID", message, options);
+  }
+}
+
+/** A checkpoint was written by a model of another shape than the engine loading it. */
+export class EmbeddedCheckpointMismatchError extends EmbeddedEngineError {
+  readonly field: string;
+  constructor(field: string, expected: unknown, found: unknown) {
+    super(
+      "AJ_ERR_EMBEDDED_CHECKPOINT_MISMATCH",
+      `checkpoint ${field} is ${JSON.stringify(found)}, this engine's is ${JSON.stringify(expected)}`,
+    );
+    this.field = field;
+  }
+}
+
+/** The engine was closed. */
+export class EmbeddedClosedError extends EmbeddedEngineError {
+  constructor() {
+    super("AJ_ERR_EMBEDDED_CLOSED", "the embedded engine is closed");
+  }
+}

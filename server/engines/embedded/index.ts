@@ -1,0 +1,44 @@
+/** The embedded engine: a small decoder-only transformer that generates and trains in-process on CPU. */
+export {
+  createEmbeddedEngine,
+  toModelShape,
+  type EmbeddedEngine,
+  type EmbeddedEngineOptions,
+  type EmbeddedModelOptions,
+  type OptimizerOptions,
+} from "./embedded-engine.ts";
+export {
+  EmbeddedCheckpointInvalidError,
+  EmbeddedCheckpointMismatchError,
+  EmbeddedClosedError,
+  EmbeddedConfigError,
+  EmbeddedContextOverflowError,
+  EmbeddedEngineError,
+  EmbeddedInputError,
+} from "./errors.ts";
+export {
+  createLayout,
+  initWeights,
+  viewWeights,
+  type LayerWeights,
+  type ModelShape,
+  type ModelWeights,
+  type ParamLayout,
+  type TensorSpec,
+} from "./layout.ts";
+export {
+  backwardSequence,
+  forwardSequence,
+  scoreSequence,
+  transposeWeights,
+  type ForwardPass,
+  type TransposedWeights,
+} from "./model.ts";
+export { DecodeScratch, KvCache, decodeTokens } from "./decode.ts";
+export { sampleToken, topLogprobs, type SampledToken } from "./sampling.ts";
+export { computeTokenLoss, type TokenLoss, type TokenLossParams } from "./ppo-loss.ts";
+export { accumulateSample, countLossTokens, createLossTotals, scoreReference, type LossTotals } from "./train-step.ts";
+export { applyAdam, clipGradNorm, createAdamState, type AdamParams, type AdamState } from "./adam.ts";
+export { CheckpointHeaderSchema, readCheckpoint, writeCheckpoint, type CheckpointData, type CheckpointHeader } from "./checkpoint.ts";
+export { Rng } from "./rng.ts";
+export type { FloatArray } from "./kernels.ts";

@@ -1,0 +1,258 @@
+import {
+  allocLike,
+  geluBackward,
+  geluForward,
+  dot,
+  layerNormBackward,
+  layerNormForward,
+  linearBackward,
+  linearForward,
+  logSumExp,
+  transpose,
+  type FloatArray,
+} from "./kernels.ts";
+import type { ModelShape, ModelWeights } from "./layout.ts";
+
+/**
+ * The decoder-only transformer over one whole sequence: token + learned position embeddings, pre-norm
+ * blocks (causal multi-head attention, GELU MLP), a final layer norm and the output projection.
+ * `forwardSequence` keeps every activation that `backwardSequence` needs.
+ */
+export interface LayerActivations {
+  xIn: FloatArray;
+  ln1: FloatArray;
+  ln1Mean: FloatArray;
+  ln1Rstd: FloatArray;
+  qkv: FloatArray;
+  /** [heads, T, T], lower triangle used. */
+  probs: FloatArray;
+  att: FloatArray;
+  x1: FloatArray;
+  ln2: FloatArray;
+  ln2Mean: FloatArray;
+  ln2Rstd: FloatArray;
+  hPre: FloatArray;
+  hAct: FloatArray;
+}
+
+export interface ForwardPass {
+  ids: readonly number[];
+  length: number;
+  layers: LayerActivations[];
+  xOut: FloatArray;
+  lnf: FloatArray;
+  lnfMean: FloatArray;
+  lnfRstd: FloatArray;
+  /** [T, vocab]: row t scores the token at t + 1. */
+  logits: FloatArray;
+}
+
+export function forwardSequence(w: ModelWeights, shape: ModelShape, ids: readonly number[]): ForwardPass {
+  const T = ids.length;
+  const { dim: D, heads: H, mlpDim: M, vocabSize: V } = shape;
+  const like = w.buffer;
+  let x = allocLike(like, T * D);
+  for (let t = 0; t < T; t++) {
+    const eo = ids[t]! * D;
+    const po = t * D;
+    for (let d = 0; d < D; d++) x[po + d] = w.tokEmb[eo + d]! + w.posEmb[po + d]!;
+  }
+  const layers: LayerActivations[] = [];
+  for (const lw of w.layers) {
+    const a: LayerActivations = {
+      xIn: x,
+      ln1: allocLike(like, T * D),
+      ln1Mean: allocLike(like, T),
+      ln1Rstd: allocLike(like, T),
+      qkv: allocLike(like, T * 3 * D),
+      probs: allocLike(like, H * T * T),
+      att: allocLike(like, T * D),
+      x1: allocLike(like, T * D),
+      ln2: allocLike(like, T * D),
+      ln2Mean: allocLike(like, T),
+      ln2Rstd: allocLike(like, T),
+      hPre: allocLike(like, T * M),
+      hAct: allocLike(like, T * M),
+    };
+    layerNormForward(a.ln1, a.ln1Mean, a.ln1Rstd, x, lw.ln1g, lw.ln1b, T, D);
+    linearForward(a.qkv, a.ln1, lw.wqkv, lw.bqkv, T, D, 3 * D);
+    attentionForward(a.att, a.probs, a.qkv, T, D, H);
+    linearForward(a.x1, a.att, lw.wo, lw.bo, T, D, D);
+    for (let i = 0; i < T * D; i++) a.x1[i]! += x[i]!;
+    layerNormForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.x1, lw.ln2g, lw.ln2b, T, D);
+    linearForward(a.hPre, a.ln2, lw.w1, lw.b1, T, D, M);
+    geluForward(a.hAct, a.hPre, T * M);
+    const x2 = allocLike(like, T * D);
+    linearForward(x2, a.hAct, lw.w2, lw.b2, T, M, D);
+    for (let i = 0; i < T * D; i++) x2[i]! += a.x1[i]!;
+    layers.push(a);
+    x = x2;
+  }
+  const lnf = allocLike(like, T * D);
+  const lnfMean = allocLike(like, T);
+  const lnfRstd = allocLike(like, T);
+  layerNormForward(lnf, lnfMean, lnfRstd, x, w.lnfg, w.lnfb, T, D);
+  const logits = allocLike(like, T * V);
+  linearForward(logits, lnf, w.out, null, T, D, V);
+  return { ids, length: T, layers, xOut: x, lnf, lnfMean, lnfRstd, logits };
+}
+
+/** Causal softmax attention per head over q, k, v packed in `qkv` ([T, 3·D]). */
+function attentionForward(out: FloatArray, probs: FloatArray, qkv: FloatArray, T: number, D: number, H: number): void {
+  const hd = D / H;
+  const scale = 1 / Math.sqrt(hd);
+  const stride = 3 * D;
+  out.fill(0);
+  for (let h = 0; h < H; h++) {
+    const qo = h * hd;
+    const ko = D + h * hd;
+    const vo = 2 * D + h * hd;
+    for (let t = 0; t < T; t++) {
+      const row = (h * T + t) * T;
+      const qt = t * stride + qo;
+      let max = -Infinity;
+      for (let s = 0; s <= t; s++) {
+        const sc = dot(qkv, qt, qkv, s * stride + ko, hd) * scale;
+        probs[row + s] = sc;
+        if (sc > max) max = sc;
+      }
+      let sum = 0;
+      for (let s = 0; s <= t; s++) {
+        const e = Math.exp(probs[row + s]! - max);
+        probs[row + s] = e;
+        sum += e;
+      }
+      const inv = 1 / sum;
+      const ot = t * D + h * hd;
+      for (let s = 0; s <= t; s++) {
+        const p = probs[row + s]! * inv;
+        probs[row + s] = p;
+        const vs = s * stride + vo;
+        for (let j = 0; j < hd; j++) out[ot + j]! += p * qkv[vs + j]!;
+      }
+    }
+  }
+}
+
+function attentionBackward(
+  dqkv: FloatArray,
+  dOut: FloatArray,
+  probs: FloatArray,
+  qkv: FloatArray,
+  T: number,
+  D: number,
+  H: number,
+  dp: Float64Array,
+): void {
+  const hd = D / H;
+  const scale = 1 / Math.sqrt(hd);
+  const stride = 3 * D;
+  dqkv.fill(0);
+  for (let h = 0; h < H; h++) {
+    const qo = h * hd;
+    const ko = D + h * hd;
+    const vo = 2 * D + h * hd;
+    for (let t = 0; t < T; t++) {
+      const row = (h * T + t) * T;
+      const ot = t * D + h * hd;
+      let sumPdP = 0;
+      for (let s = 0; s <= t; s++) {
+        const vs = s * stride + vo;
+        const p = probs[row + s]!;
+        for (let j = 0; j < hd; j++) dqkv[vs + j]! += p * dOut[ot + j]!;
+        const d = dot(dOut, ot, qkv, vs, hd);
+        dp[s] = d;
+        sumPdP += p * d;
+      }
+      const qt = t * stride + qo;
+      for (let s = 0; s <= t; s++) {
+        const ds = probs[row + s]! * (dp[s]! - sumPdP) * scale;
+        if (ds === 0) continue;
+        const ks = s * stride + ko;
+        for (let j = 0; j < hd; j++) {
+          dqkv[qt + j]! += ds * qkv[ks + j]!;
+          dqkv[ks + j]! += ds * qkv[qt + j]!;
+        }
+      }
+    }
+  }
+}
+
+/** The weight matrices transposed ([in, out]), for the input gradients; valid while the weights are unchanged. */
+export interface TransposedWeights {
+  layers: Array<{ wqkv: FloatArray; wo: FloatArray; w1: FloatArray; w2: FloatArray }>;
+  out: FloatArray;
+}
+
+export function transposeWeights(w: ModelWeights, shape: ModelShape): TransposedWeights {
+  const { dim: D, mlpDim: M, vocabSize: V } = shape;
+  const t = (a: FloatArray, rows: number, cols: number): FloatArray => {
+    const out = allocLike(a, rows * cols);
+    transpose(out, a, rows, cols);
+    return out;
+  };
+  return {
+    layers: w.layers.map((l) => ({ wqkv: t(l.wqkv, 3 * D, D), wo: t(l.wo, D, D), w1: t(l.w1, M, D), w2: t(l.w2, D, M) })),
+    out: t(w.out, V, D),
+  };
+}
+
+/** Adds the gradient of the loss to `g` (same layout as `w`), given dLoss/dLogits. */
+export function backwardSequence(
+  w: ModelWeights,
+  wT: TransposedWeights,
+  g: ModelWeights,
+  shape: ModelShape,
+  pass: ForwardPass,
+  dLogits: FloatArray,
+): void {
+  const T = pass.length;
+  const { dim: D, heads: H, mlpDim: M, vocabSize: V } = shape;
+  const like = w.buffer;
+  const widest = Math.max(3 * D, M, V);
+  const dyT = allocLike(like, T * widest);
+  const xT = allocLike(like, T * Math.max(D, M));
+  const dLnf = allocLike(like, T * D);
+  linearBackward(dLnf, g.out, null, dLogits, pass.lnf, wT.out, T, D, V, dyT, xT);
+  // dx: gradient w.r.t. the residual stream at the current depth.
+  const dx = allocLike(like, T * D);
+  layerNormBackward(dx, g.lnfg, g.lnfb, dLnf, pass.xOut, pass.lnfMean, pass.lnfRstd, w.lnfg, T, D);
+  const dh = allocLike(like, T * M);
+  const dTmp = allocLike(like, T * D);
+  const dqkv = allocLike(like, T * 3 * D);
+  const dp = new Float64Array(T);
+  for (let l = w.layers.length - 1; l >= 0; l--) {
+    const lw = w.layers[l]!;
+    const lt = wT.layers[l]!;
+    const lg = g.layers[l]!;
+    const a = pass.layers[l]!;
+    // MLP: x2 = x1 + W2 gelu(W1 ln2(x1)).
+    linearBackward(dh, lg.w2, lg.b2, dx, a.hAct, lt.w2, T, M, D, dyT, xT);
+    geluBackward(dh, a.hPre, T * M);
+    linearBackward(dTmp, lg.w1, lg.b1, dh, a.ln2, lt.w1, T, D, M, dyT, xT);
+    layerNormBackward(dx, lg.ln2g, lg.ln2b, dTmp, a.x1, a.ln2Mean, a.ln2Rstd, lw.ln2g, T, D);
+    // Attention: x1 = xIn + Wo attn(Wqkv ln1(xIn)).
+    linearBackward(dTmp, lg.wo, lg.bo, dx, a.att, lt.wo, T, D, D, dyT, xT);
+    attentionBackward(dqkv, dTmp, a.probs, a.qkv, T, D, H, dp);
+    linearBackward(dTmp, lg.wqkv, lg.bqkv, dqkv, a.ln1, lt.wqkv, T, D, 3 * D, dyT, xT);
+    layerNormBackward(dx, lg.ln1g, lg.ln1b, dTmp, a.xIn, a.ln1Mean, a.ln1Rstd, lw.ln1g, T, D);
+  }
+  for (let t = 0; t < T; t++) {
+    const eo = pass.ids[t]! * D;
+    const po = t * D;
+    for (let d = 0; d < D; d++) {
+      g.tokEmb[eo + d]! += dx[po + d]!;
+      g.posEmb[po + d]! += dx[po + d]!;
+    }
+  }
+}
+
+/** Log-prob of ids[t] given ids[0..t) for t >= 1; entry 0 is 0. */
+export function scoreSequence(pass: ForwardPass, vocab: number): number[] {
+  const out = new Array<number>(pass.length).fill(0);
+  for (let t = 1; t < pass.length; t++) {
+    const off = (t - 1) * vocab;
+    out[t] = pass.logits[off + pass.ids[t]!]! - logSumExp(pass.logits, off, vocab);
+  }
+  return out;
+}

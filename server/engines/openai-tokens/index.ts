@@ -1,0 +1,14 @@
+export { createOpenAITokensEngine } from "./openai-tokens-engine.ts";
+export type { OpenAITokensEngineConfig, OpenAITokensEngineDeps } from "./openai-tokens-engine.ts";
+export {
+  ContextOverflowError,
+  EngineConfigError,
+  NoReplicaError,
+  PublishFailedError,
+  ReplicaProtocolError,
+  ReplicaRequestError,
+  ReplicaUnavailableError,
+  UnservedTokensError,
+} from "./errors.ts";
+export { buildVllmDouble } from "./vllm-double.ts";
+export type { VllmDouble, VllmDoubleOptions } from "./vllm-double.ts";

@@ -1,0 +1,234 @@
+import { EngineSchema, type EngineConfig } from "../../config/run-config.ts";
+import type { Engine, GenerateResult, SamplingParams } from "../engine.ts";
+import type { TrainBatch, TrainMetrics } from "../../training/sample.ts";
+import { createTrainerClient, type TrainerClient } from "../trainer/trainer-client.ts";
+import { ContextOverflowError, EngineConfigError, NoReplicaError, PublishFailedError, ReplicaUnavailableError } from "./errors.ts";
+import type { InferenceApi } from "./inference-api.ts";
+import { createReplicaHttp } from "./replica-http.ts";
+import { ReplicaPool, type Replica } from "./replica-pool.ts";
+import { ServedLedger } from "./served-ledger.ts";
+import { createSglangApi } from "./sglang-api.ts";
+import { createVllmApi } from "./vllm-api.ts";
+
+export type OpenAITokensEngineConfig = Extract<EngineConfig, { kind: "openai-tokens" }>;
+
+export interface OpenAITokensEngineDeps {
+  fetch?: typeof fetch;
+}
+
+/** What the replicas are asked to serve: the model name (base or adapter) of one weight version. */
+interface Target {
+  version: number;
+  model: string;
+  adapterPath?: string;
+  weightsPath?: string;
+}
+
+const COOLDOWN_MS = 5_000;
+/** Adapters this many versions behind the served one are unloaded once no call uses them. */
+const KEEP_VERSIONS = 2;
+
+function sanitizeName(s: string): string {
+  return s.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "policy";
+}
+
+class OpenAITokensEngine implements Engine {
+  readonly kind = "openai-tokens";
+  readonly maxContext: number;
+  private readonly pool: ReplicaPool;
+  private readonly api: InferenceApi;
+  private readonly trainer: TrainerClient;
+  private readonly ledger = new ServedLedger();
+  private readonly attempts: number;
+  private readonly adapterPrefix: string;
+  private current: Target;
+  /** The trainer's version; ahead of `current` only while a publish has not reached any replica. */
+  private trainedVersion = 0;
+  private readonly inFlightByVersion = new Map<number, number>();
+  private readonly adapters = new Map<string, number>();
+  private readonly syncing = new Map<Replica, Promise<void>>();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly cfg: OpenAITokensEngineConfig, deps: OpenAITokensEngineDeps) {
+    const doFetch = deps.fetch ?? fetch;
+    const http = createReplicaHttp({ fetch: doFetch, timeoutMs: cfg.requestTimeoutMs, ...(cfg.apiKey ? { apiKey: cfg.apiKey } : {}) });
+    this.api = cfg.api === "sglang" ? createSglangApi(http, cfg.model) : createVllmApi(http);
+    this.pool = new ReplicaPool(cfg.baseUrls, cfg.replicaWeights, COOLDOWN_MS);
+    this.trainer = createTrainerClient({
+      url: cfg.trainer.url,
+      timeoutMs: cfg.trainer.timeoutMs,
+      fetch: doFetch,
+      ...(cfg.trainer.apiKey ? { apiKey: cfg.trainer.apiKey } : {}),
+    });
+    this.maxContext = cfg.maxContext;
+    this.attempts = cfg.attempts ?? cfg.baseUrls.length;
+    this.adapterPrefix = cfg.adapterPrefix ?? sanitizeName(cfg.model);
+    this.current = { version: 0, model: cfg.model };
+    // With LoRA, the name a replica reports says which version served; with full weights it cannot.
+    if (cfg.weights === "lora") this.adapters.set(cfg.model, 0);
+  }
+
+  version(): number {
+    return this.current.version;
+  }
+
+  async generate(promptIds: readonly number[], params: SamplingParams): Promise<GenerateResult> {
+    const room = this.maxContext - promptIds.length;
+    if (room < 1) throw new ContextOverflowError(promptIds.length, this.maxContext);
+    const sampling = { ...params, maxTokens: Math.min(params.maxTokens, room) };
+    const { target, value: served } = await this.onReplica((url, t) => this.api.generate(url, t.model, promptIds, sampling));
+    this.ledger.record(served.outputIds, params.stopIds);
+    const version = (served.servedModel !== undefined ? this.adapters.get(served.servedModel) : undefined) ?? target.version;
+    const result: GenerateResult = { outputIds: served.outputIds, logprobs: served.logprobs, finishReason: served.finishReason, version };
+    if (served.topLogprobs) result.topLogprobs = served.topLogprobs;
+    return result;
+  }
+
+  async scoreTokens(ids: readonly number[]): Promise<number[]> {
+    if (ids.length >= this.maxContext) throw new ContextOverflowError(ids.length, this.maxContext);
+    return (await this.onReplica((url, t) => this.api.score(url, t.model, ids))).value;
+  }
+
+  /** Runs `fn` on the least loaded replica serving the current version, moving to another on failure. */
+  private async onReplica<T>(fn: (url: string, target: Target) => Promise<T>): Promise<{ target: Target; value: T }> {
+    const target = this.current;
+    const tried = new Set<Replica>();
+    let lastError: unknown;
+    this.inFlightByVersion.set(target.version, (this.inFlightByVersion.get(target.version) ?? 0) + 1);
+    try {
+      for (let attempt = 0; attempt < this.attempts; attempt++) {
+        const replica = await this.pickReplica(target, tried);
+        if (!replica) break;
+        tried.add(replica);
+        replica.inFlight++;
+        try {
+          const value = await fn(replica.url, target);
+          this.pool.markUp(replica);
+          return { target, value };
+        } catch (e) {
+          if (!(e instanceof ReplicaUnavailableError)) throw e;
+          this.pool.markDown(replica);
+          lastError = e;
+        } finally {
+          replica.inFlight--;
+        }
+      }
+    } finally {
+      this.inFlightByVersion.set(target.version, (this.inFlightByVersion.get(target.version) ?? 1) - 1);
+    }
+    throw new NoReplicaError(`no replica served version ${target.version} after ${tried.size} tries`, { cause: lastError });
+  }
+
+  train(batch: TrainBatch): Promise<TrainMetrics> {
+    return this.serialize(async () => {
+      if (this.cfg.verifyServedTokens) this.ledger.verify(batch);
+      if (this.trainedVersion > this.current.version) await this.publish(this.trainedVersion);
+      const metrics = await this.trainer.trainStep(this.trainedVersion, batch);
+      this.trainedVersion = metrics.version;
+      await this.publish(metrics.version);
+      return metrics;
+    });
+  }
+
+  save(dir: string): Promise<void> {
+    return this.serialize(async () => {
+      await this.trainer.save(dir);
+    });
+  }
+
+  load(dir: string): Promise<void> {
+    return this.serialize(async () => {
+      const { version } = await this.trainer.load(dir);
+      this.trainedVersion = version;
+      // The checkpoint's weights may differ from what the replicas hold under the same version.
+      await this.publish(version, true);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.queue.catch(() => undefined);
+  }
+
+  private serialize<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Asks the trainer to publish `version`, loads it into every replica, then routes new calls to it. */
+  private async publish(version: number, force = false): Promise<void> {
+    const pub = await this.trainer.publish({ version, adapter_name: `${this.adapterPrefix}-v${version}` });
+    const target: Target =
+      pub.mode === "lora"
+        ? { version, model: pub.adapter_name, adapterPath: pub.adapter_path }
+        : { version, model: this.cfg.model, ...(pub.path === undefined ? {} : { weightsPath: pub.path }) };
+    if (pub.mode === "lora") this.adapters.set(pub.adapter_name, version);
+    else this.adapters.clear();
+    const results = await Promise.allSettled(this.pool.replicas.map((r) => this.syncReplica(r, target, force)));
+    const failures = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+    if (failures.length === results.length) {
+      throw new PublishFailedError(`no replica loaded version ${version}; version ${this.current.version} keeps serving`, {
+        cause: failures[0],
+      });
+    }
+    const previous = this.current;
+    this.current = target;
+    if (previous.version !== target.version) await this.unloadOldAdapters();
+  }
+
+  private async syncReplica(r: Replica, target: Target, force = false): Promise<void> {
+    if (!force && r.version >= target.version) return;
+    const running = this.syncing.get(r);
+    if (running) return running;
+    const job = (async () => {
+      if (target.adapterPath !== undefined) await this.api.loadAdapter(r.url, target.model, target.adapterPath);
+      else await this.api.reloadWeights(r.url, target.weightsPath);
+      r.version = Math.max(r.version, target.version);
+    })();
+    this.syncing.set(r, job);
+    try {
+      await job;
+    } catch (e) {
+      this.pool.markDown(r);
+      throw e;
+    } finally {
+      this.syncing.delete(r);
+    }
+  }
+
+  /** A replica that has the target loaded; lagging replicas (a failed load) are brought up to date first. */
+  private async pickReplica(target: Target, tried: ReadonlySet<Replica>): Promise<Replica | undefined> {
+    const picked = this.pool.pick(target.version, tried);
+    if (picked) return picked;
+    const lagging = this.pool.replicas.filter((r) => r.version < target.version && !tried.has(r));
+    await Promise.allSettled(lagging.map((r) => this.syncReplica(r, target)));
+    return this.pool.pick(target.version, tried);
+  }
+
+  /** Best effort: a replica that misses an unload only keeps a stale adapter in its cache. */
+  private async unloadOldAdapters(): Promise<void> {
+    const jobs: Array<Promise<void>> = [];
+    for (const [name, version] of this.adapters) {
+      if (version === 0 || version > this.current.version - KEEP_VERSIONS) continue;
+      if ((this.inFlightByVersion.get(version) ?? 0) > 0) continue;
+      this.adapters.delete(name);
+      this.inFlightByVersion.delete(version);
+      for (const r of this.pool.replicas) jobs.push(this.api.unloadAdapter(r.url, name).catch(() => undefined));
+    }
+    await Promise.all(jobs);
+  }
+}
+
+/**
+ * The `openai-tokens` engine: generation on vLLM (or SGLang) replicas in token-in/token-out form, training
+ * on a trainer service (trainer protocol v1). The ids it returns are the ids the replica reported, and a
+ * batch can only train spans it served (`verifyServedTokens`).
+ */
+export function createOpenAITokensEngine(cfg: OpenAITokensEngineConfig, deps: OpenAITokensEngineDeps = {}): Engine {
+  const parsed = EngineSchema.parse(cfg);
+  if (parsed.kind !== "openai-tokens") throw new EngineConfigError("not an openai-tokens engine config");
+  if (parsed.replicaWeights && parsed.replicaWeights.length !== parsed.baseUrls.length) {
+    throw new EngineConfigError(`replicaWeights has ${parsed.replicaWeights.length} entries for ${parsed.baseUrls.length} baseUrls`);
+  }
+  return new OpenAITokensEngine(parsed, deps);
+}

@@ -1,0 +1,79 @@
+"""python -m agentjet_trainer --model Qwen/Qwen2.5-7B-Instruct --mode lora --port 8800 --publish-dir /shared/publish"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="agentjet_trainer", description="agentjet trainer service (trainer protocol v1)")
+    p.add_argument("--model", required=True, help="Hugging Face name or local path of the policy model")
+    p.add_argument("--random-init", action="store_true", help="Build the model from its config with random weights (tests, benchmarks)")
+    p.add_argument("--mode", choices=["lora", "full"], default="lora")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8800)
+    p.add_argument("--api-key", default=os.environ.get("AGENTJET_TRAINER_API_KEY"), help="Require this bearer key (default $AGENTJET_TRAINER_API_KEY)")
+    p.add_argument("--device", default="cuda", help="cuda, cuda:1, cpu")
+    p.add_argument("--publish-dir", default="./publish", help="Where published adapters/weights go; the inference engine must read it")
+    p.add_argument("--lr", type=float, default=1e-5)
+    p.add_argument("--beta1", type=float, default=0.9)
+    p.add_argument("--beta2", type=float, default=0.999)
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--grad-clip", type=float, default=1.0)
+    p.add_argument("--clip-eps", type=float, default=0.2)
+    p.add_argument("--kl-coef", type=float, default=0.0, help="KL penalty to the base model (LoRA only); 0 disables")
+    p.add_argument("--epochs", type=int, default=1, help="Optimizer steps over each batch")
+    p.add_argument("--micro-batch-tokens", type=int, default=16384)
+    p.add_argument("--lora-rank", type=int, default=16)
+    p.add_argument("--lora-alpha", type=int, default=32)
+    p.add_argument("--lora-dropout", type=float, default=0.0)
+    p.add_argument("--lora-target-modules", default="q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj")
+    p.add_argument("--gradient-checkpointing", action="store_true")
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str]) -> None:
+    args = parse_args(argv)
+    import torch
+
+    from .backend import TorchBackend, TrainerSettings
+    from .http_server import make_server
+    from .model_loading import build_model
+
+    # LoRA keeps the frozen base in bf16 on GPU; full fine-tuning keeps fp32 master weights.
+    dtype = torch.bfloat16 if args.mode == "lora" and args.device.startswith("cuda") else torch.float32
+    model = build_model(args.model, dtype, random_init=args.random_init, seed=args.seed)
+    settings = TrainerSettings(
+        mode=args.mode,
+        lr=args.lr,
+        beta1=args.beta1,
+        beta2=args.beta2,
+        weight_decay=args.weight_decay,
+        grad_clip=args.grad_clip,
+        clip_eps=args.clip_eps,
+        kl_coef=args.kl_coef,
+        epochs=args.epochs,
+        micro_batch_tokens=args.micro_batch_tokens,
+        lora_rank=args.lora_rank,
+        lora_alpha=args.lora_alpha,
+        lora_dropout=args.lora_dropout,
+        lora_target_modules=[m for m in args.lora_target_modules.split(",") if m],
+        publish_dir=args.publish_dir,
+        gradient_checkpointing=args.gradient_checkpointing,
+    )
+    backend = TorchBackend(model, args.model, settings, args.device)
+    server = make_server(backend, args.host, args.port, args.api_key)
+    print(f"agentjet trainer: protocol 1, {args.mode}, {args.model}, listening on http://{args.host}:{server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,224 @@
+"""The torch backend: LoRA (peft) or full fine-tuning with the PPO-clip loss, Adam and grad clipping."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+import torch
+
+from .inference_client import load_lora_adapter
+from .loss import ppo_clip_loss, token_logprobs
+from .protocol import ProtocolError, Publish, Sample, TrainStep
+
+STATE_FILE = "trainer-state.json"
+
+
+@dataclass
+class TrainerSettings:
+    mode: str = "lora"
+    lr: float = 1e-5
+    beta1: float = 0.9
+    beta2: float = 0.999
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    clip_eps: float = 0.2
+    kl_coef: float = 0.0
+    #: Optimizer steps over each batch.
+    epochs: int = 1
+    #: Padded tokens per forward/backward; samples longer than this get a micro-batch of their own.
+    micro_batch_tokens: int = 16384
+    lora_rank: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.0
+    lora_target_modules: list[str] = field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
+    publish_dir: str = "./publish"
+    gradient_checkpointing: bool = False
+
+
+def micro_batches(samples: list[Sample], budget: int) -> list[list[Sample]]:
+    """Longest first; each micro-batch's padded size (count x longest) stays within the budget."""
+    out: list[list[Sample]] = []
+    for s in sorted(samples, key=lambda s: len(s.token_ids), reverse=True):
+        if out and len(out[-1][0].token_ids) * (len(out[-1]) + 1) <= budget:
+            out[-1].append(s)
+        else:
+            out.append([s])
+    return out
+
+
+def _safe_name(s: str) -> str:
+    return re.sub(r"^[^A-Za-z0-9]+", "", re.sub(r"[^A-Za-z0-9._-]+", "-", s)) or "policy"
+
+
+class TorchBackend:
+    def __init__(self, model: torch.nn.Module, model_name: str, settings: TrainerSettings, device: str | torch.device):
+        self.settings = settings
+        self.mode = settings.mode
+        self.model_name = model_name
+        self.device = torch.device(device)
+        self.version = 0
+        self.steps = 0
+        self.tokens_trained = 0
+        if settings.mode == "lora":
+            from peft import LoraConfig, get_peft_model
+
+            model = get_peft_model(
+                model,
+                LoraConfig(
+                    r=settings.lora_rank,
+                    lora_alpha=settings.lora_alpha,
+                    lora_dropout=settings.lora_dropout,
+                    target_modules=settings.lora_target_modules,
+                    task_type="CAUSAL_LM",
+                ),
+            )
+        elif settings.mode != "full":
+            raise ValueError(f"mode must be lora or full, not {settings.mode}")
+        if settings.kl_coef > 0 and settings.mode != "lora":
+            raise ValueError("kl_coef needs a reference model: supported with LoRA (the base is the reference)")
+        self.trainable = [p for p in model.parameters() if p.requires_grad]
+        # Trainable weights are kept in fp32 (Adam state too); compute runs under bf16 autocast on GPU.
+        for p in self.trainable:
+            p.data = p.data.float()
+        if settings.gradient_checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            if settings.mode == "lora":
+                model.enable_input_require_grads()
+        self.model = model.to(self.device)
+        self.model.train()
+        self.optimizer = torch.optim.AdamW(
+            self.trainable, lr=settings.lr, betas=(settings.beta1, settings.beta2), weight_decay=settings.weight_decay
+        )
+
+    def _autocast(self):
+        if self.device.type == "cuda":
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return nullcontext()
+
+    def _collate(self, batch: list[Sample]):
+        n = max(len(s.token_ids) for s in batch)
+
+        def pad(rows, value, dtype):
+            return torch.tensor([r + [value] * (n - len(r)) for r in rows], dtype=dtype, device=self.device)
+
+        ids = pad([s.token_ids for s in batch], 0, torch.long)
+        attn = pad([[1] * len(s.token_ids) for s in batch], 0, torch.long)
+        mask = pad([s.loss_mask for s in batch], 0, torch.float32)
+        old = pad([s.logprobs for s in batch], 0.0, torch.float32)
+        adv = torch.tensor([s.advantage for s in batch], dtype=torch.float32, device=self.device)
+        w = torch.tensor([s.weight for s in batch], dtype=torch.float32, device=self.device)
+        return ids, attn, mask, old, adv, w
+
+    def _logprobs(self, ids: torch.Tensor, attn: torch.Tensor) -> torch.Tensor:
+        with self._autocast():
+            logits = self.model(input_ids=ids, attention_mask=attn, use_cache=False).logits
+        return token_logprobs(logits, ids)
+
+    def train_step(self, step: TrainStep) -> dict:
+        """`epochs` optimizer steps over the batch (as the embedded engine), one version move."""
+        t0 = time.perf_counter()
+        s = self.settings
+        total = sum(sum(x.loss_mask) for x in step.samples)
+        loss = grad_norm = clip_fraction = kl = 0.0
+        for _ in range(s.epochs):
+            self.optimizer.zero_grad(set_to_none=True)
+            loss_sum = clipped = kl_sum = 0.0
+            for mb in micro_batches(step.samples, s.micro_batch_tokens):
+                ids, attn, mask, old, adv, w = self._collate(mb)
+                new = self._logprobs(ids, attn)
+                ref = None
+                if s.kl_coef > 0:
+                    with torch.no_grad(), self.model.disable_adapter():
+                        ref = self._logprobs(ids, attn)
+                parts = ppo_clip_loss(new, old, mask, adv, w, s.clip_eps, ref, s.kl_coef)
+                (parts.loss_sum / total).backward()
+                loss_sum += float(parts.loss_sum.detach())
+                clipped += parts.clipped
+                kl_sum += parts.kl_sum or 0.0
+            norm = float(torch.nn.utils.clip_grad_norm_(self.trainable, s.grad_clip))
+            if not math.isfinite(norm):
+                self.optimizer.zero_grad(set_to_none=True)
+                raise RuntimeError(f"gradient norm is {norm}; the step was not applied")
+            self.optimizer.step()
+            loss += loss_sum / total
+            grad_norm += norm
+            clip_fraction += clipped / total
+            kl += kl_sum / total
+        self.optimizer.zero_grad(set_to_none=True)
+        self.version += 1
+        self.steps += 1
+        self.tokens_trained += total
+        n = s.epochs
+        metrics = {
+            "loss": loss / n,
+            "tokens": total,
+            "grad_norm": grad_norm / n,
+            "clip_fraction": clip_fraction / n,
+            "duration_ms": (time.perf_counter() - t0) * 1000.0,
+        }
+        if s.kl_coef > 0:
+            metrics["kl"] = kl / n
+        return metrics
+
+    @torch.no_grad()
+    def score(self, token_ids: list[int]) -> list[float]:
+        """Log-probs of each token given the ones before it (index 0 is 0), for checks."""
+        ids = torch.tensor([token_ids], dtype=torch.long, device=self.device)
+        return self._logprobs(ids, torch.ones_like(ids))[0].tolist()
+
+    def publish(self, request: Publish) -> dict:
+        os.makedirs(self.settings.publish_dir, exist_ok=True)
+        if self.mode == "lora":
+            name = request.adapter_name or f"{_safe_name(self.model_name)}-v{self.version}"
+            path = os.path.abspath(os.path.join(self.settings.publish_dir, name))
+            self.model.save_pretrained(path)
+            for url in request.load_into:
+                try:
+                    load_lora_adapter(url, name, path)
+                except Exception as e:
+                    raise ProtocolError(502, "publish_failed", f"adapter written to {path}; {e}", "load_into") from e
+            return {"mode": "lora", "version": self.version, "adapter_name": name, "adapter_path": path}
+        path = os.path.abspath(os.path.join(self.settings.publish_dir, f"v{self.version}"))
+        state = {k: v.detach().to(torch.bfloat16) for k, v in self.model.state_dict().items()}
+        self.model.save_pretrained(path, state_dict=state)
+        return {"mode": "full", "version": self.version, "path": path}
+
+    def save(self, directory: str) -> None:
+        os.makedirs(directory, exist_ok=True)
+        self.model.save_pretrained(os.path.join(directory, "weights"))
+        torch.save(self.optimizer.state_dict(), os.path.join(directory, "optimizer.pt"))
+        with open(os.path.join(directory, STATE_FILE), "w") as f:
+            json.dump({"version": self.version, "steps": self.steps, "tokens_trained": self.tokens_trained, "mode": self.mode, "model": self.model_name}, f)
+
+    def load(self, directory: str) -> None:
+        state_path = os.path.join(directory, STATE_FILE)
+        if not os.path.exists(state_path):
+            raise ProtocolError(404, "not_found", f"no checkpoint in {directory}", "dir")
+        with open(state_path) as f:
+            state = json.load(f)
+        if state.get("mode") != self.mode:
+            raise ProtocolError(400, "invalid_request", f"checkpoint is {state.get('mode')}, trainer is {self.mode}", "dir")
+        weights = os.path.join(directory, "weights")
+        if self.mode == "lora":
+            from peft import set_peft_model_state_dict
+            from safetensors.torch import load_file
+
+            set_peft_model_state_dict(self.model, load_file(os.path.join(weights, "adapter_model.safetensors"), device=str(self.device)))
+        else:
+            from transformers import AutoModelForCausalLM
+
+            loaded = AutoModelForCausalLM.from_pretrained(weights)
+            self.model.load_state_dict(loaded.state_dict())
+            del loaded
+        self.optimizer.load_state_dict(torch.load(os.path.join(directory, "optimizer.pt"), map_location=self.device))
+        self.version = int(state["version"])
+        self.steps = int(state["steps"])
+        self.tokens_trained = int(state["tokens_trained"])

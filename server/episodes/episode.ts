@@ -1,0 +1,64 @@
+/** Episode domain types (the HTTP schemas in `schemas.ts` convert to these). */
+
+/**
+ * registered -> claimed -> ended | aborted; claimed -> registered on idle reclaim (a new attempt);
+ * registered -> aborted.
+ */
+export type EpisodeState = "registered" | "claimed" | "ended" | "aborted";
+
+/** Which model plays an agent: a trainable policy on this server or a frozen OpenAI-compatible model. */
+export type AgentBinding = { kind: "policy"; target: string } | { kind: "frozen"; target: string };
+
+export interface AbortReason {
+  /** e.g. "sandbox_crash", "timeout", "client_lost", "env_error": infrastructure, not a score. */
+  kind: string;
+  message: string;
+}
+
+export interface Episode {
+  episodeId: string;
+  taskId: string;
+  env: string;
+  /** Evaluation episodes never enter training. */
+  eval: boolean;
+  state: EpisodeState;
+  agents: Record<string, AgentBinding>;
+  /** Claim count; a key works only for the attempt it was issued for. */
+  attempt: number;
+  clientId: string | null;
+  createdAt: number;
+  claimedAt: number | null;
+  /** Last chat call or heartbeat of the current claim. */
+  lastActivityAt: number | null;
+  endedAt: number | null;
+  rewards: Record<string, number> | null;
+  metadata: Record<string, unknown>;
+  abortReason: AbortReason | null;
+}
+
+export interface RegisterEpisodeInput {
+  /** Defaults to a random UUID. */
+  episodeId?: string;
+  taskId: string;
+  env: string;
+  /** agent id -> binding. */
+  agents: Record<string, AgentBinding>;
+  eval?: boolean;
+  metadata?: Record<string, unknown>;
+}
+
+export interface EndEpisodeInput {
+  /** agent id -> reward. Agents left out get no reward (frozen agents usually). */
+  rewards: Record<string, number>;
+  metadata?: Record<string, unknown>;
+}
+
+export type ClaimResult =
+  | { kind: "claimed"; episode: Episode; keys: Record<string, string> }
+  | { kind: "paused" }
+  | { kind: "empty" };
+
+export type Authorization =
+  | { kind: "ok"; episode: Readonly<Episode>; agentId: string; binding: AgentBinding }
+  | { kind: "unauthorized"; message: string }
+  | { kind: "conflict"; message: string };

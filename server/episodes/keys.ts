@@ -1,0 +1,72 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+
+const PREFIX = "sk-aj-";
+
+/** What an episode key names. `attempt` ties it to one claim: after a reclaim the old keys stop working. */
+export interface KeyPayload {
+  episodeId: string;
+  agentId: string;
+  /** "policy" agents are served by an engine and trained; "frozen" ones are forwarded, never trained. */
+  kind: "policy" | "frozen";
+  /** The policy or frozen model name. */
+  target: string;
+  attempt: number;
+  /** Expiry, ms since the epoch. */
+  exp: number;
+}
+
+const PayloadSchema = z.object({
+  e: z.string().min(1),
+  a: z.string().min(1),
+  k: z.enum(["policy", "frozen"]),
+  t: z.string().min(1),
+  n: z.number().int().min(0),
+  x: z.number().int(),
+});
+
+export type VerifyResult = { kind: "ok"; payload: KeyPayload } | { kind: "invalid" } | { kind: "expired"; payload: KeyPayload };
+
+export interface KeySigner {
+  sign(payload: KeyPayload): string;
+  verify(key: string, now?: number): VerifyResult;
+}
+
+/** A random secret, for servers started without `keySecret` / `$AGENTJET_KEY_SECRET`. */
+export function generateKeySecret(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** Episode keys: `sk-aj-` + base64url(JSON payload) + "." + base64url(HMAC-SHA256(payload)). */
+export function createKeySigner(secret: string): KeySigner {
+  const mac = (body: string): Buffer => createHmac("sha256", secret).update(body).digest();
+  return {
+    sign(p) {
+      const body = Buffer.from(
+        JSON.stringify({ e: p.episodeId, a: p.agentId, k: p.kind, t: p.target, n: p.attempt, x: p.exp }),
+      ).toString("base64url");
+      return `${PREFIX}${body}.${mac(body).toString("base64url")}`;
+    },
+    verify(key, now = Date.now()) {
+      if (!key.startsWith(PREFIX)) return { kind: "invalid" };
+      const rest = key.slice(PREFIX.length);
+      const dot = rest.indexOf(".");
+      if (dot <= 0) return { kind: "invalid" };
+      const body = rest.slice(0, dot);
+      const sig = Buffer.from(rest.slice(dot + 1), "base64url");
+      const expected = mac(body);
+      if (sig.length !== expected.length || !timingSafeEqual(sig, expected)) return { kind: "invalid" };
+      let raw: unknown;
+      try {
+        raw = JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
+      } catch {
+        return { kind: "invalid" };
+      }
+      const parsed = PayloadSchema.safeParse(raw);
+      if (!parsed.success) return { kind: "invalid" };
+      const d = parsed.data;
+      const payload: KeyPayload = { episodeId: d.e, agentId: d.a, kind: d.k, target: d.t, attempt: d.n, exp: d.x };
+      return d.x <= now ? { kind: "expired", payload } : { kind: "ok", payload };
+    },
+  };
+}

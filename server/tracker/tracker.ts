@@ -1,0 +1,160 @@
+import type { RunDb } from "../db/run-db.ts";
+import type { CallRecord } from "./call-record.ts";
+
+export interface TrackedCall extends CallRecord {
+  /** False for frozen-model calls: kept for logs, never trained. */
+  trainable: boolean;
+}
+
+/**
+ * The context tracker: every call of every episode, written to `run.db` as it happens and kept in memory
+ * while its episode is live (the next call's splicing and the end-of-episode event read it there).
+ */
+export interface Tracker {
+  record(call: TrackedCall): void;
+  /** Calls of a live episode (memory), else from the database; in (agent, seq) order. */
+  callsOf(episodeId: string): TrackedCall[];
+  /** Calls of one (episode, agent), in seq order. */
+  callsOfAgent(episodeId: string, agentId: string): readonly TrackedCall[];
+  /**
+   * The generations of one live (episode, agent) for splicing: canonical output text -> header + output
+   * ids. Overflowed calls generated nothing and are left out.
+   */
+  generationsOf(episodeId: string, agentId: string): ReadonlyMap<string, readonly number[]>;
+  /** Forgets and deletes an episode's calls (idle reclaim discards a partial record). */
+  discard(episodeId: string): void;
+  /** Drops the in-memory copy of a finished episode; the database keeps it. */
+  release(episodeId: string): void;
+  /** Writes pending records now (they are otherwise written in one transaction per event-loop turn). */
+  flush(): void;
+}
+
+interface CallRow {
+  call_id: string;
+  episode_id: string;
+  agent_id: string;
+  policy: string;
+  trainable: number;
+  seq: number;
+  messages: string;
+  tools: string | null;
+  segments: string;
+  header_ids: string;
+  output_ids: string;
+  output_logprobs: string;
+  output_text: string;
+  finish_reason: CallRecord["finishReason"];
+  version: number;
+  started_at: number;
+  latency_ms: number;
+}
+
+function fromRow(r: CallRow): TrackedCall {
+  return {
+    callId: r.call_id,
+    episodeId: r.episode_id,
+    agentId: r.agent_id,
+    policy: r.policy,
+    trainable: r.trainable === 1,
+    seq: r.seq,
+    messages: JSON.parse(r.messages) as unknown[],
+    tools: r.tools === null ? null : (JSON.parse(r.tools) as unknown[]),
+    segments: JSON.parse(r.segments) as CallRecord["segments"],
+    headerIds: JSON.parse(r.header_ids) as number[],
+    outputIds: JSON.parse(r.output_ids) as number[],
+    outputLogprobs: JSON.parse(r.output_logprobs) as number[],
+    outputText: r.output_text,
+    finishReason: r.finish_reason,
+    version: r.version,
+    startedAt: r.started_at,
+    latencyMs: r.latency_ms,
+  };
+}
+
+interface LiveAgent {
+  calls: TrackedCall[];
+  generations: Map<string, readonly number[]>;
+}
+
+const NO_GENERATIONS: ReadonlyMap<string, readonly number[]> = new Map();
+
+export function createTracker(db: RunDb): Tracker {
+  const live = new Map<string, Map<string, LiveAgent>>();
+  const insert = db.prepare(
+    `INSERT INTO calls (call_id, episode_id, agent_id, policy, trainable, seq, messages, tools, segments, header_ids,
+       output_ids, output_logprobs, output_text, finish_reason, version, started_at, latency_ms)
+     VALUES (@callId, @episodeId, @agentId, @policy, @trainable, @seq, @messages, @tools, @segments, @headerIds,
+       @outputIds, @outputLogprobs, @outputText, @finishReason, @version, @startedAt, @latencyMs)`,
+  );
+  const selectEpisode = db.prepare<[string], CallRow>("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq");
+  const deleteEpisode = db.prepare<[string]>("DELETE FROM calls WHERE episode_id = ?");
+  // Calls are written in one transaction per event-loop turn, off the response's path; anything that
+  // reads the database or finishes an episode flushes first.
+  let pending: TrackedCall[] = [];
+  let scheduled = false;
+  const writeAll = db.transaction((calls: readonly TrackedCall[]) => {
+    for (const call of calls) {
+      insert.run({
+        ...call,
+        trainable: call.trainable ? 1 : 0,
+        messages: JSON.stringify(call.messages),
+        tools: call.tools === null ? null : JSON.stringify(call.tools),
+        segments: JSON.stringify(call.segments),
+        headerIds: JSON.stringify(call.headerIds),
+        outputIds: JSON.stringify(call.outputIds),
+        outputLogprobs: JSON.stringify(call.outputLogprobs),
+      });
+    }
+  });
+  const flush = (): void => {
+    scheduled = false;
+    if (pending.length === 0 || !db.open) return;
+    const calls = pending;
+    pending = [];
+    writeAll(calls);
+  };
+
+  const callsOf = (episodeId: string): TrackedCall[] => {
+    const mem = live.get(episodeId);
+    if (!mem) {
+      flush();
+      return selectEpisode.all(episodeId).map(fromRow);
+    }
+    return [...mem.keys()].sort().flatMap((agentId) => mem.get(agentId)!.calls);
+  };
+
+  return {
+    record(call) {
+      pending.push(call);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+      let episode = live.get(call.episodeId);
+      if (!episode) live.set(call.episodeId, (episode = new Map()));
+      let agent = episode.get(call.agentId);
+      if (!agent) episode.set(call.agentId, (agent = { calls: [], generations: new Map() }));
+      agent.calls.push(call);
+      if (call.finishReason !== "overflow") agent.generations.set(call.outputText, [...call.headerIds, ...call.outputIds]);
+    },
+    callsOf,
+    callsOfAgent(episodeId, agentId) {
+      const mem = live.get(episodeId);
+      if (mem) return mem.get(agentId)?.calls ?? [];
+      return callsOf(episodeId).filter((c) => c.agentId === agentId);
+    },
+    generationsOf(episodeId, agentId) {
+      return live.get(episodeId)?.get(agentId)?.generations ?? NO_GENERATIONS;
+    },
+    discard(episodeId) {
+      flush();
+      live.delete(episodeId);
+      deleteEpisode.run(episodeId);
+    },
+    release(episodeId) {
+      flush();
+      live.delete(episodeId);
+    },
+    flush,
+  };
+}

@@ -1,0 +1,366 @@
+import { type StrategyName, selectBatch } from "./batching-strategies.ts";
+import { ClientActivity } from "./client-activity.ts";
+import { type AdvantageOptions, computeAdvantages } from "./compute-advantages.ts";
+import { buildEpisodeSamples } from "./episode-samples.ts";
+import { type DroppedGroup, filterEqualRewardGroups } from "./filter-groups.ts";
+import type { MergeOptions, MergeStats } from "./merge-timelines.ts";
+import { addMergeStats, createMergeStats } from "./merge-timelines.ts";
+import type { EndedEpisode, EpisodeStorePort, TrainerPort } from "./ports.ts";
+import { measurePrefixSavings, type PrefixSavings } from "./prefix-tree.ts";
+import type { Sample, TrainBatch, TrainMetrics } from "./sample.ts";
+import type { PoolEntry, SamplePool } from "./sample-pool.ts";
+
+/** The run config's training parts (`batching`, `merging`, `advantage`, `server.syncTimeoutS`). */
+export interface TrainingConfig {
+  batching: {
+    strategy: StrategyName;
+    batchTasks: number;
+    groupSize: number;
+    maxCachedEpisodes: number;
+    filterEqualRewards: boolean;
+    clientIdleS: number;
+  };
+  merging: MergeOptions & { prefixTree: boolean };
+  advantage: AdvantageOptions;
+  /** How long in-flight episodes may finish before a weight update abandons them. */
+  syncTimeoutS: number;
+}
+
+export interface CoordinatorOptions {
+  store: EpisodeStorePort;
+  /** Trainable policies by name. Calls of other policies (frozen models) are not trained. */
+  engines: Readonly<Record<string, TrainerPort>>;
+  pool: SamplePool;
+  config: TrainingConfig;
+  /** Milliseconds clock (default `Date.now`). */
+  now?: () => number;
+  /** Waits between drain checks (default a real timer). */
+  sleep?: (ms: number) => Promise<void>;
+  /** Drain poll interval, ms (default 50). */
+  drainPollMs?: number;
+  /** `start()` re-checks the strategies this often so idle clients drop out, ms (default 1000; 0: never). */
+  tickMs?: number;
+  /** After a failed step, no new sync starts for this long, ms (default 30000), so a broken engine is not hammered. */
+  failureBackoffMs?: number;
+  onStep?: (report: StepReport) => void;
+  onWarning?: (message: string) => void;
+  onError?: (error: unknown) => void;
+}
+
+export interface StepReport {
+  policy: string;
+  /** Optimizer steps this coordinator has run for the policy, this one included. */
+  step: number;
+  outcome: "trained" | "no-signal" | "failed";
+  versionBefore: number;
+  versionAfter: number;
+  episodes: number;
+  samples: number;
+  /** Groups (tasks) trained on. */
+  groups: number;
+  droppedGroups: DroppedGroup[];
+  /** In-flight episodes abandoned by this sync's drain. */
+  abandoned: number;
+  /** All tokens and tokens under the loss mask. */
+  tokens: number;
+  lossTokens: number;
+  /** Oldest and newest weight version among the batch's generated tokens. */
+  sampleVersions: { min: number; max: number };
+  meanReward: number;
+  metrics?: TrainMetrics;
+  /** With `merging.prefixTree`: what packing the batch's shared prefixes once would save. */
+  prefixTree?: PrefixSavings;
+  error?: string;
+}
+
+export interface CoordinatorCounters {
+  episodesPooled: number;
+  infraFailed: number;
+  abandonedEnded: number;
+  evaluation: number;
+  unrewardedAgents: number;
+  droppedGroups: number;
+  droppedEpisodes: number;
+  abandonedByDrain: number;
+  merge: MergeStats;
+}
+
+export type CoordinatorPhase = "rolling" | "draining" | "training";
+
+/**
+ * Turns ended episodes into training steps. Each ended episode is merged and pooled; when the batching
+ * strategy says a policy's batch is ready, claims pause, in-flight episodes finish (or are abandoned after
+ * `syncTimeoutS`), the batch is filtered, scored and trained, the engine's version moves on, and claims
+ * resume. Episodes leave the pool only after the step that used them has trained.
+ */
+export class TrainingCoordinator {
+  readonly #o: CoordinatorOptions;
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #activity: ClientActivity;
+  readonly #trainable: ReadonlySet<string>;
+  readonly #steps = new Map<string, number>();
+  readonly #overCap = new Set<string>();
+  readonly #abandoned = new Set<string>();
+  readonly #counters: CoordinatorCounters = {
+    episodesPooled: 0, infraFailed: 0, abandonedEnded: 0, evaluation: 0, unrewardedAgents: 0,
+    droppedGroups: 0, droppedEpisodes: 0, abandonedByDrain: 0, merge: createMergeStats(),
+  };
+  #phase: CoordinatorPhase = "rolling";
+  #running: Promise<void> | null = null;
+  #again = false;
+  #retryAt = -Infinity;
+  #unsubscribe: (() => void) | null = null;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(options: CoordinatorOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+    this.#sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.#activity = new ClientActivity(options.config.batching.clientIdleS);
+    this.#trainable = new Set(Object.keys(options.engines));
+  }
+
+  /** Subscribes to the store's episode ends and starts the idle re-check timer. */
+  start(): void {
+    if (this.#unsubscribe) return;
+    this.#unsubscribe = this.#o.store.onEnded((e) => this.handleEnded(e));
+    const tickMs = this.#o.tickMs ?? 1000;
+    if (tickMs > 0) {
+      this.#timer = setInterval(() => this.tick(), tickMs);
+      this.#timer.unref();
+    }
+    for (const policy of this.#trainable) this.#checkCap(policy);
+    this.tick();
+  }
+
+  /** Unsubscribes and waits for a sync in progress. */
+  async stop(): Promise<void> {
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.whenIdle();
+  }
+
+  /** Pools an ended episode (the store's "ended" event) and checks the strategies. */
+  handleEnded(episode: EndedEpisode): void {
+    const c = this.#counters;
+    if (episode.evaluation) {
+      c.evaluation++;
+      return;
+    }
+    if (episode.clientId !== null) {
+      this.#activity.recordEpisodeEnd(episode.clientId, episode.outcome.kind === "rewarded", this.#now());
+    }
+    if (this.#abandoned.delete(episode.episodeId) || episode.outcome.kind === "abandoned") {
+      c.abandonedEnded++;
+      return;
+    }
+    if (episode.outcome.kind === "infra-failed") {
+      c.infraFailed++;
+      return;
+    }
+    const built = buildEpisodeSamples(episode, this.#o.config.merging, this.#trainable);
+    c.unrewardedAgents += built.unrewardedAgents;
+    addMergeStats(c.merge, built.merge);
+    this.#o.pool.add(built.units);
+    if (built.units.length > 0) c.episodesPooled++;
+    for (const u of built.units) this.#checkCap(u.policy);
+    this.tick();
+  }
+
+  /** A client's `agree_sync` (any-client / all-clients). */
+  agreeSync(clientId: string): void {
+    this.#activity.recordAgreeSync(clientId, this.#now());
+    this.tick();
+  }
+
+  /** A client's sign of life, so `all-clients` does not drop it as idle. */
+  touchClient(clientId: string): void {
+    this.#activity.touch(clientId, this.#now());
+  }
+
+  /** Re-checks the strategies; starts a sync when a batch is ready. */
+  tick(): void {
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    if (this.#now() < this.#retryAt || !this.#readyPolicies().length) return;
+    this.#running = this.#syncLoop().finally(() => {
+      this.#running = null;
+      if (this.#again) this.tick();
+    });
+  }
+
+  /** False while a sync runs or a policy's pool is at `maxCachedEpisodes`: the scheduler should wait. */
+  canSchedule(): boolean {
+    return this.#phase === "rolling" && this.#overCap.size === 0;
+  }
+
+  phase(): CoordinatorPhase {
+    return this.#phase;
+  }
+
+  counters(): Readonly<CoordinatorCounters> {
+    return this.#counters;
+  }
+
+  /** Resolves once no sync is running (and none is pending). */
+  async whenIdle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  #readyPolicies(): string[] {
+    const clients = { active: this.#activity.active(this.#now()), agreed: this.#activity.agreed() };
+    return [...this.#trainable].filter(
+      (p) => selectBatch(this.#o.pool.entries(p), this.#o.config.batching, clients).ready,
+    );
+  }
+
+  async #syncLoop(): Promise<void> {
+    do {
+      this.#again = false;
+      if (!this.#readyPolicies().length) return;
+      this.#phase = "draining";
+      this.#o.store.pauseClaims();
+      let failed = false;
+      try {
+        const abandoned = await this.#drain();
+        this.#phase = "training";
+        const clients = { active: this.#activity.active(this.#now()), agreed: this.#activity.agreed() };
+        for (const policy of this.#trainable) {
+          const sel = selectBatch(this.#o.pool.entries(policy), this.#o.config.batching, clients);
+          if (!sel.ready) continue;
+          const report = await this.#trainPolicy(policy, sel.take, abandoned);
+          if (report.outcome === "failed") failed = true;
+          this.#o.onStep?.(report);
+        }
+        this.#activity.resetAfterSync();
+      } catch (err) {
+        failed = true;
+        this.#o.onError?.(err);
+      } finally {
+        this.#phase = "rolling";
+        this.#o.store.resumeClaims();
+      }
+      // A failed step keeps its episodes pooled; a later tick retries it once the backoff has passed.
+      if (failed) {
+        this.#again = false;
+        this.#retryAt = this.#now() + (this.#o.failureBackoffMs ?? 30_000);
+        return;
+      }
+    } while (this.#again);
+  }
+
+  async #drain(): Promise<number> {
+    const deadline = this.#now() + this.#o.config.syncTimeoutS * 1000;
+    for (;;) {
+      const left = this.#o.store.inFlight();
+      if (left.length === 0) return 0;
+      if (this.#now() >= deadline) {
+        for (const id of left) this.#abandoned.add(id);
+        await this.#o.store.abandon(left);
+        this.#counters.abandonedByDrain += left.length;
+        return left.length;
+      }
+      await this.#sleep(this.#o.drainPollMs ?? 50);
+    }
+  }
+
+  async #trainPolicy(policy: string, take: readonly PoolEntry[], abandoned: number): Promise<StepReport> {
+    const engine = this.#o.engines[policy]!;
+    const cfg = this.#o.config;
+    const { kept, dropped } = filterEqualRewardGroups(take, cfg.batching.filterEqualRewards);
+    const samples = computeAdvantages(this.#o.pool.loadSamples(kept), cfg.advantage);
+    const episodeIds = [...new Set(take.map((e) => e.episodeId))];
+    const versionBefore = engine.version();
+    const report: StepReport = {
+      policy,
+      step: this.#steps.get(policy) ?? 0,
+      outcome: "no-signal",
+      versionBefore,
+      versionAfter: versionBefore,
+      episodes: new Set(kept.map((e) => e.episodeId)).size,
+      samples: samples.length,
+      groups: new Set(kept.map((e) => e.taskId)).size,
+      droppedGroups: dropped,
+      abandoned,
+      ...summarize(samples),
+    };
+    if (cfg.merging.prefixTree) report.prefixTree = measurePrefixSavings(samples);
+    if (samples.length > 0) {
+      try {
+        report.metrics = await engine.train(buildTrainBatch(samples));
+      } catch (err) {
+        report.outcome = "failed";
+        report.error = err instanceof Error ? err.message : String(err);
+        this.#o.onError?.(err);
+        return report;
+      }
+      report.outcome = "trained";
+      report.step += 1;
+      this.#steps.set(policy, report.step);
+      report.versionAfter = engine.version();
+    }
+    this.#counters.droppedGroups += dropped.length;
+    this.#counters.droppedEpisodes += dropped.reduce((a, g) => a + g.episodes, 0);
+    this.#o.pool.remove(policy, episodeIds);
+    this.#checkCap(policy);
+    return report;
+  }
+
+  #checkCap(policy: string): void {
+    const cap = this.#o.config.batching.maxCachedEpisodes;
+    const held = this.#o.pool.episodeCount(policy);
+    if (held >= cap) {
+      if (!this.#overCap.has(policy)) {
+        this.#overCap.add(policy);
+        this.#o.onWarning?.(
+          `sample pool of policy '${policy}' holds ${held} episodes, at batching.maxCachedEpisodes (${cap}); ` +
+            `strategy '${this.#o.config.batching.strategy}' has not produced a batch, so scheduling pauses until one trains`,
+        );
+      }
+    } else {
+      this.#overCap.delete(policy);
+    }
+  }
+}
+
+export function buildTrainBatch(samples: readonly Sample[]): TrainBatch {
+  return {
+    samples: samples.map((s) => ({
+      tokenIds: s.tokenIds,
+      lossMask: s.lossMask,
+      logprobs: s.logprobs,
+      advantage: s.advantage,
+      weight: s.weight,
+    })),
+  };
+}
+
+function summarize(samples: readonly Sample[]): Pick<StepReport, "tokens" | "lossTokens" | "sampleVersions" | "meanReward"> {
+  let tokens = 0;
+  let lossTokens = 0;
+  let min = Infinity;
+  let max = -Infinity;
+  let reward = 0;
+  for (const s of samples) {
+    tokens += s.tokenIds.length;
+    reward += s.reward;
+    s.lossMask.forEach((m, i) => {
+      if (m !== 1) return;
+      lossTokens++;
+      const v = s.versions[i]!;
+      if (v < min) min = v;
+      if (v > max) max = v;
+    });
+  }
+  return {
+    tokens,
+    lossTokens,
+    sampleVersions: lossTokens ? { min, max } : { min: -1, max: -1 },
+    meanReward: samples.length ? reward / samples.length : 0,
+  };
+}

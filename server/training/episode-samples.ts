@@ -1,0 +1,82 @@
+import type { CallRecord } from "../tracker/call-record.ts";
+import { addMergeStats, createMergeStats, type MergeOptions, type MergeStats, mergeTimelines } from "./merge-timelines.ts";
+import type { EndedEpisode } from "./ports.ts";
+import type { Sample } from "./sample.ts";
+
+/** One (episode, agent) of a trainable policy with its reward and merged samples: the unit GRPO scores. */
+export interface EpisodeUnit {
+  policy: string;
+  episodeId: string;
+  agentId: string;
+  taskId: string;
+  env: string;
+  clientId: string | null;
+  reward: number;
+  samples: Sample[];
+}
+
+export interface EpisodeSamples {
+  units: EpisodeUnit[];
+  merge: MergeStats;
+  /** Agents that made calls for a trainable policy but got no reward: left out, never scored 0. */
+  unrewardedAgents: number;
+}
+
+/** Merges a rewarded episode's calls per agent into samples, for the policies in `trainable`. */
+export function buildEpisodeSamples(
+  episode: EndedEpisode,
+  options: MergeOptions,
+  trainable: ReadonlySet<string>,
+): EpisodeSamples {
+  const out: EpisodeSamples = { units: [], merge: createMergeStats(), unrewardedAgents: 0 };
+  if (episode.outcome.kind !== "rewarded") return out;
+  const rewards = episode.outcome.rewards;
+  const byAgent = new Map<string, CallRecord[]>();
+  for (const c of episode.calls) {
+    if (!trainable.has(c.policy)) continue;
+    const key = `${c.agentId}\u0000${c.policy}`;
+    const list = byAgent.get(key);
+    if (list) list.push(c);
+    else byAgent.set(key, [c]);
+  }
+  for (const calls of byAgent.values()) {
+    const { agentId, policy } = calls[0]!;
+    const reward = rewards[agentId];
+    if (reward === undefined || !Number.isFinite(reward)) {
+      out.unrewardedAgents++;
+      continue;
+    }
+    const merged = mergeTimelines(calls, options);
+    addMergeStats(out.merge, merged.stats);
+    if (merged.timelines.length === 0) continue;
+    const samples = merged.timelines.map(
+      (t, i): Sample => ({
+        sampleId: `${episode.episodeId}:${agentId}:${i}`,
+        episodeId: episode.episodeId,
+        agentId,
+        policy,
+        taskId: episode.taskId,
+        env: episode.env,
+        tokenIds: t.tokenIds,
+        lossMask: t.lossMask,
+        logprobs: t.logprobs,
+        versions: t.versions,
+        reward,
+        advantage: 0,
+        weight: 1,
+        calls: t.callIds.length,
+      }),
+    );
+    out.units.push({
+      policy,
+      episodeId: episode.episodeId,
+      agentId,
+      taskId: episode.taskId,
+      env: episode.env,
+      clientId: episode.clientId,
+      reward,
+      samples,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,45 @@
+import type { PoolEntry } from "./sample-pool.ts";
+
+/** The pooled units of one episode (one per trained agent), in arrival order. */
+export interface PooledEpisode {
+  episodeId: string;
+  taskId: string;
+  clientId: string | null;
+  /** Arrival of the episode's first unit. */
+  seq: number;
+  entries: PoolEntry[];
+}
+
+/** Entries to episodes, oldest first. */
+export function groupEpisodes(entries: readonly PoolEntry[]): PooledEpisode[] {
+  const byId = new Map<string, PooledEpisode>();
+  for (const e of entries) {
+    const ep = byId.get(e.episodeId);
+    if (ep) ep.entries.push(e);
+    else byId.set(e.episodeId, { episodeId: e.episodeId, taskId: e.taskId, clientId: e.clientId, seq: e.seq, entries: [e] });
+  }
+  return [...byId.values()].sort((a, b) => a.seq - b.seq);
+}
+
+/** Episodes per task, each list oldest first; tasks in order of their first episode. */
+export function groupByTask(episodes: readonly PooledEpisode[]): Map<string, PooledEpisode[]> {
+  const out = new Map<string, PooledEpisode[]>();
+  for (const ep of episodes) {
+    const list = out.get(ep.taskId);
+    if (list) list.push(ep);
+    else out.set(ep.taskId, [ep]);
+  }
+  return out;
+}
+
+/** True when every unit of the group earned the same reward (no GRPO signal). */
+export function hasEqualRewards(episodes: readonly PooledEpisode[]): boolean {
+  let first: number | undefined;
+  for (const ep of episodes) {
+    for (const e of ep.entries) {
+      if (first === undefined) first = e.reward;
+      else if (Math.abs(e.reward - first) > 1e-12) return false;
+    }
+  }
+  return true;
+}

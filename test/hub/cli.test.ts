@@ -1,0 +1,114 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { describeDocker } from "../helpers/docker.ts";
+import { parseJson, REPO, runCli, snapshotTree, tempDir } from "./helpers.ts";
+
+const AIME_DATA = "/work/shared/data/aime-2024.jsonl";
+
+/** init -> test -> pack -> a temporary registry -> add, all through the CLI, in a fresh project. */
+async function scaffoldToInstall(kind: "vm" | "docker"): Promise<void> {
+  const work = tempDir(`e2e-${kind}`);
+  const name = `my-${kind}-env`;
+  const init = await runCli(["env", "init", name, "--kind", kind, "--json"], work);
+  expect(init.code, init.stderr).toBe(0);
+  const plugin = parseJson(init)["dir"] as string;
+  expect(existsSync(join(plugin, "src", "index.ts"))).toBe(true);
+
+  const test = await runCli(["env", "test", plugin, "--json"], work);
+  const report = parseJson(test)["report"] as { passed: boolean; checks: Array<{ name: string; status: string }> };
+  expect(report.checks.filter((c) => c.status !== "pass"), test.stderr).toEqual([]);
+  expect(test.code).toBe(0);
+
+  const registry = join(work, "registry.json");
+  const pack = parseJson(await runCli(["env", "pack", plugin, "--out", work, "--json"], work));
+  const entry = pack["entry"] as Record<string, unknown>;
+  writeFileSync(registry, JSON.stringify({ environments: { [name]: entry } }));
+
+  const project = join(work, "project");
+  mkdirSync(project);
+  const add = await runCli(["env", "add", name, "--registry", registry, "--json"], project);
+  expect(add.code, add.stderr).toBe(0);
+  const installed = parseJson(add)["environment"] as Record<string, unknown>;
+  expect(installed).toMatchObject({ name, version: "0.1.0", kind, verified: "registry", sha256: pack["sha256"], smoke: { kind: "ok" } });
+  if (kind === "docker") expect(installed["image"]).toBe(`agentjet-env-${name}:${(pack["sha256"] as string).slice(0, 16)}`);
+  expect(add.stderr).toMatch(/smoke check passed/);
+}
+
+describe("agentjet env (CLI)", () => {
+  it("add aime --data, list, test, remove", async () => {
+    const work = tempDir("aime");
+    const registry = join(work, "registry.json");
+    // A registry pinned to the aime folder as it is now, so an edit in progress does not fail this test.
+    expect((await runCli(["env", "pack", join(REPO, "environments", "aime"), "--out", work, "--write-registry", registry], work)).code).toBe(0);
+    const project = join(work, "project");
+    mkdirSync(project);
+    const add = await runCli(["env", "add", "aime", "--data", AIME_DATA, "--registry", registry, "--json"], project);
+    expect(add.code, add.stderr).toBe(0);
+    expect(parseJson(add)["environment"]).toMatchObject({ name: "aime", verified: "registry", smoke: { kind: "ok" } });
+    expect(readFileSync(join(project, "agentjet.lock"), "utf8")).toContain(AIME_DATA);
+
+    const list = parseJson(await runCli(["env", "list", "--registry", registry, "--json"], project));
+    expect(list["installed"]).toEqual([expect.objectContaining({ name: "aime" })]);
+    expect(list["available"]).toEqual([expect.objectContaining({ name: "aime", latest: "1.0.0" })]);
+
+    const test = await runCli(["env", "test", "aime", "--json"], project);
+    expect(test.code, test.stderr).toBe(0);
+    expect((parseJson(test)["report"] as { passed: boolean }).passed).toBe(true);
+
+    const remove = await runCli(["env", "remove", "aime", "--json"], project);
+    expect(remove.code).toBe(0);
+    expect(existsSync(join(project, ".agentjet", "envs", "aime"))).toBe(false);
+    expect(JSON.parse(readFileSync(join(project, "agentjet.lock"), "utf8")).environments).toEqual({});
+    expect((await runCli(["env", "remove", "aime"], project)).code).toBe(3);
+  }, 300_000);
+
+  it("installs from a tarball made by env pack, and refuses a tampered one", async () => {
+    const work = tempDir("tarball");
+    const plugin = join(REPO, "test", "hub", "fixtures", "dep-seven");
+    const pack = parseJson(await runCli(["env", "pack", plugin, "--out", work, "--json"], work));
+    const tarball = pack["tarball"] as string;
+    const tampered = join(work, "tampered.tgz");
+    const tar = gunzipSync(readFileSync(tarball));
+    tar.write("PKG", tar.indexOf("pkg.version"));
+    writeFileSync(tampered, gzipSync(tar));
+    const registry = join(work, "registry.json");
+    const entry = pack["entry"] as { versions: Record<string, { source: unknown }> };
+    writeFileSync(registry, JSON.stringify({ environments: { "dep-seven": entry } }));
+
+    const project = join(work, "project");
+    mkdirSync(project);
+    const refused = await runCli(["env", "add", "dep-seven", "--source", tampered, "--registry", registry, "--json"], project);
+    expect(refused.code).toBe(4);
+    expect(parseJson(refused)).toMatchObject({ ok: false, error: { code: "AJ_ERR_INTEGRITY" } });
+    expect(refused.stderr).toMatch(/sha256 mismatch for dep-seven@1\.0\.0.*nothing was installed/);
+    expect(snapshotTree(project)).toEqual({});
+
+    const add = await runCli(["env", "add", "dep-seven", "--source", tarball, "--registry", registry, "--json"], project);
+    expect(add.code, add.stderr).toBe(0);
+    expect(parseJson(add)["environment"]).toMatchObject({ verified: "registry", sha256: pack["sha256"] });
+  }, 240_000);
+
+  it("answers --help and usage errors with the documented exit codes", async () => {
+    const cwd = tempDir("help");
+    const help = await runCli(["env", "add", "--help"], cwd);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^agentjet env add <name>\[@version\]/);
+    expect((await runCli(["env", "frobnicate"], cwd)).code).toBe(2);
+    expect((await runCli(["env", "add", "--bogus-flag", "x"], cwd)).code).toBe(2);
+    const missing = await runCli(["env", "add", "no-such-env", "--json"], cwd);
+    expect(missing.code).toBe(3);
+    expect(parseJson(missing)).toMatchObject({ ok: false, error: { code: "AJ_ERR_ENV_NOT_FOUND" } });
+  }, 180_000);
+
+  it("scaffolds a vm plugin that passes env test, packs, and installs from a registry", async () => {
+    await scaffoldToInstall("vm");
+  }, 300_000);
+});
+
+describeDocker("agentjet env (CLI, docker)", () => {
+  it("scaffolds a docker plugin that passes env test, packs, and installs from a registry", async () => {
+    await scaffoldToInstall("docker");
+  }, 300_000);
+});

@@ -1,0 +1,56 @@
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const REPO = join(import.meta.dirname, "..", "..");
+export const FIXTURES = join(import.meta.dirname, "fixtures");
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `agentjet-hub-${prefix}-`));
+}
+
+/** path -> sha256 of content (or link target) of every file under `dir`, for byte-for-byte comparisons. */
+export function snapshotTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string): void => {
+    for (const name of readdirSync(join(dir, rel)).sort()) {
+      const path = rel ? `${rel}/${name}` : name;
+      const st = lstatSync(join(dir, path));
+      if (st.isSymbolicLink()) out[path] = `link:${readlinkSync(join(dir, path))}`;
+      else if (st.isDirectory()) walk(path);
+      else out[path] = createHash("sha256").update(readFileSync(join(dir, path))).digest("hex");
+    }
+  };
+  walk("");
+  return out;
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node bin/agentjet.js ...args` as a child process in `cwd`. */
+export function runCli(args: string[], cwd: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(REPO, "bin", "agentjet.js"), ...args], { cwd, env: { ...process.env, AGENTJET_CHILD: "" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ code: code ?? 1, stdout, stderr }));
+  });
+}
+
+/** The one JSON object a `--json` command prints on stdout. */
+export function parseJson(r: CliResult): Record<string, unknown> {
+  try {
+    return JSON.parse(r.stdout.trim()) as Record<string, unknown>;
+  } catch {
+    throw new Error(`not JSON (exit ${r.code}):\n${r.stdout}\n--- stderr ---\n${r.stderr}`);
+  }
+}

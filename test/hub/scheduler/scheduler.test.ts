@@ -1,0 +1,217 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type BatchReport, Scheduler, type SchedulerEvent, type SchedulerOptions } from "../../../hub/scheduler/index.ts";
+import { ScriptedRegistry } from "../../e2e/fixtures/scripted-server.ts";
+import { SimClient, settle, until } from "./fixtures/sim-client.ts";
+
+const solo = [{ id: "solver", role: "solver" }];
+const tasksOf = (env: string, split: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${env}-${split}-${i}`, split, data: i }));
+
+const open: Scheduler[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+async function make(extra: Partial<SchedulerOptions> = {}) {
+  const registry = new ScriptedRegistry();
+  const scheduler = await Scheduler.create({
+    environments: [
+      { name: "a", version: "1.0.0", weight: 1, split: "train", agents: solo, roles: { solver: "policy" }, maxTurns: 4 },
+      { name: "b", version: "1.0.0", weight: 1, split: "train", agents: solo, roles: { solver: "policy" }, maxTurns: 4 },
+    ],
+    policies: ["policy"],
+    frozen: [],
+    loadTasks: async (env, split) => tasksOf(env, split, split === "train" ? 5 : 3),
+    registry,
+    baseUrl: "http://127.0.0.1:1/v1",
+    batchTasks: 2,
+    groupSize: 2,
+    infraRetries: 1,
+    seed: 1,
+    lookahead: 1,
+    leaseMs: 200,
+    ...extra,
+  });
+  const events: SchedulerEvent[] = [];
+  scheduler.subscribe((e) => events.push(e));
+  open.push(scheduler);
+  const batches = () => events.flatMap((e) => (e.type === "batch" ? [e.batch] : []));
+  return { registry, scheduler, events, batches };
+}
+
+const both = [
+  { name: "a", version: "1.0.0" },
+  { name: "b", version: "1.0.0" },
+];
+
+/** Ends every open assignment of the given clients until `done` holds. */
+async function drive(clients: SimClient[], done: () => boolean): Promise<void> {
+  await until(() => {
+    for (const c of clients) for (const a of c.open()) c.end(a);
+    return done();
+  });
+}
+
+describe("Scheduler", () => {
+  it("fills each batch with the quotas, one result per group member, and registers a key per agent", async () => {
+    const { scheduler, registry, batches } = await make({ maxBatches: 2 });
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    await drive([c], () => batches().length === 2);
+    for (const b of batches()) {
+      expect(b.quotas).toEqual({ a: 1, b: 1 });
+      expect(b.filled).toEqual({ a: 1, b: 1 });
+      for (const g of b.groups) expect(g.episodes).toHaveLength(2);
+    }
+    const first = c.assignments()[0]!;
+    expect(first.agents.solver).toMatchObject({ baseUrl: "http://127.0.0.1:1/v1", model: "policy", role: "solver" });
+    expect(first.agents.solver!.apiKey).toMatch(/^sk-test-/);
+    expect(registry.samples).toHaveLength(8);
+  });
+
+  it("routes only to clients with the exact version, spreading by free capacity", async () => {
+    const { scheduler } = await make({ batchTasks: 3 });
+    scheduler.start();
+    const wrong = new SimClient(scheduler, "wrong", [{ name: "a", version: "2.0.0" }, { name: "b", version: "1.0.1" }], 8);
+    const big = new SimClient(scheduler, "big", both, 3);
+    const small = new SimClient(scheduler, "small", both, 1);
+    wrong.hello();
+    big.hello();
+    small.hello();
+    await until(() => big.open().length + small.open().length === 4);
+    expect(wrong.assignments()).toHaveLength(0);
+    expect(big.open()).toHaveLength(3);
+    expect(small.open()).toHaveLength(1);
+  });
+
+  it("re-queues a silent client's episodes under new ids and ignores its late results", async () => {
+    const { scheduler, registry, batches, events } = await make({ maxBatches: 1 });
+    scheduler.start();
+    const dead = new SimClient(scheduler, "dead", both, 8);
+    dead.hello();
+    await until(() => dead.open().length === 4);
+    const lost = dead.open();
+    const alive = new SimClient(scheduler, "alive", both, 8);
+    alive.hello();
+    // `alive` heart-beats (without finishing) while `dead` stays silent past its lease.
+    await until(() => {
+      alive.heartbeat();
+      return alive.open().length === 4;
+    });
+    const rerun = alive.open();
+    expect(new Set(rerun.map((a) => a.episodeId.replace(/-t\d+$/, "")))).toEqual(new Set(lost.map((a) => a.episodeId.replace(/-t\d+$/, ""))));
+    expect(rerun.every((a) => a.attempt === 1)).toBe(true);
+    for (const a of lost) dead.end(a);
+    expect(scheduler.stats().staleResults).toBe(4);
+    await drive([alive], () => batches().length === 1);
+    expect(registry.samples).toHaveLength(4);
+    expect(new Set(registry.samples.map((s) => s.episodeId)).size).toBe(4);
+    expect(registry.aborted.filter((a) => a.reason.kind === "client-lost")).toHaveLength(4);
+    expect(events.some((e) => e.type === "client" && e.clientId === "dead" && e.status === "lost")).toBe(true);
+  });
+
+  it("re-attaches running episodes when a client reconnects within its lease", async () => {
+    const { scheduler, batches } = await make({ maxBatches: 1, leaseMs: 5000 });
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    await until(() => c.open().length === 4);
+    const running = c.open();
+    c.disconnect();
+    const again = new SimClient(scheduler, "c", both, 8);
+    again.hello([...running.map((a) => a.episodeId), "b9-g9-m9-t0"]);
+    const welcome = again.inbox[0]!;
+    expect(welcome.type === "welcome" && welcome.resumed.sort()).toEqual(running.map((a) => a.episodeId).sort());
+    expect(again.inbox.some((m) => m.type === "cancel" && m.episodeId === "b9-g9-m9-t0")).toBe(true);
+    for (const a of running) again.end(a);
+    await until(() => batches().length === 1);
+    expect(batches()[0]!.groups.flatMap((g) => g.episodes).every((e) => e.attempt === 0)).toBe(true);
+  });
+
+  it("retries infra failures up to infraRetries, then fails the group, counts it and replaces it", async () => {
+    const { scheduler, batches, registry } = await make({ maxBatches: 1, infraRetries: 1 });
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    let crashes = 0;
+    await until(() => {
+      for (const a of c.open()) {
+        // The first group of environment "a" crashes on its member 0, every try.
+        if (a.env.name === "a" && a.episodeId.startsWith("b0-g0-m0")) {
+          crashes += 1;
+          c.abort(a);
+        } else c.end(a);
+      }
+      return batches().length === 1;
+    });
+    const b: BatchReport = batches()[0]!;
+    expect(crashes).toBe(2);
+    expect(b.failedGroups).toBe(1);
+    expect(b.groups.find((g) => g.groupId === "0:0")).toMatchObject({ status: "failed", env: "a" });
+    expect(b.filled).toEqual({ a: 1, b: 1 });
+    expect(scheduler.stats().failedGroups).toBe(1);
+    expect(registry.samples.some((s) => s.groupId === "0:0")).toBe(true); // member 1 ended before; the batch masks the group out
+  });
+
+  it("runs evaluation beside training, never in a batch, and reports per environment", async () => {
+    const { scheduler, batches, registry } = await make({ maxBatches: 1 });
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    const report = scheduler.evaluate({ split: "test", tasks: 2 });
+    await until(() => {
+      for (const a of c.open()) c.end(a, { solver: a.purpose === "eval" ? 0.5 : 1 });
+      return batches().length === 1;
+    });
+    const r = await report;
+    expect(Object.keys(r.perEnv)).toEqual(["a", "b"]);
+    expect(r.perEnv.a).toMatchObject({ episodes: 2, failed: 0, meanReward: 0.5 });
+    const trainIds = batches()[0]!.groups.flatMap((g) => g.episodes.map((e) => e.episodeId));
+    expect(trainIds.some((id) => id.startsWith("v"))).toBe(false);
+    expect([...registry.episodes.values()].filter((e) => e.reg.purpose === "eval")).toHaveLength(4);
+  });
+
+  it("evaluates every K batches when configured", async () => {
+    const { scheduler, events } = await make({ maxBatches: 2, eval: { every: 2, split: "test", tasks: 1 } });
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    await drive([c], () => events.some((e) => e.type === "eval"));
+    const evalEvent = events.find((e) => e.type === "eval")!;
+    expect(evalEvent.type === "eval" && evalEvent.report.step).toBe(2);
+  });
+
+  it("holds claims while the store pauses them and resumes after", async () => {
+    const { scheduler, registry } = await make({ maxBatches: 1 });
+    registry.paused = true;
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    await settle();
+    await settle();
+    expect(c.assignments()).toHaveLength(0);
+    registry.resumeClaims();
+    await until(() => c.open().length === 4);
+  });
+
+  it("serialises its state and a resumed scheduler plans the same unfinished batch", async () => {
+    const first = await make({ maxBatches: 3 });
+    first.scheduler.start();
+    const c = new SimClient(first.scheduler, "c", both, 8);
+    c.hello();
+    await until(() => {
+      for (const a of c.open()) if (a.episodeId.startsWith("b0-")) c.end(a);
+      return first.batches().length === 1 && c.open().length === 4;
+    });
+    const planned = c.open().map((a) => a.task.id).sort();
+    const state = JSON.parse(JSON.stringify(first.scheduler.snapshot()));
+    expect(state.nextBatch).toBe(1);
+    const second = await make({ maxBatches: 3, state });
+    second.scheduler.start();
+    const d = new SimClient(second.scheduler, "d", both, 8);
+    d.hello();
+    await until(() => d.open().length === 4);
+    expect(d.open().map((a) => a.task.id).sort()).toEqual(planned);
+    expect(d.open()[0]!.episodeId.startsWith("b1-")).toBe(true);
+  });
+});

@@ -1,0 +1,68 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openEnvironment } from "../../plugins/index.ts";
+import { ManifestSchema } from "../../sdk/env/manifest.ts";
+import { playClean } from "./fault-suite.ts";
+
+/** A plugin folder written at test time, with its own node_modules (which git would not keep as a fixture). */
+async function writePlugin(root: string, depSource: string): Promise<void> {
+  await mkdir(join(root, "node_modules", "tiny-dep"), { recursive: true });
+  await writeFile(join(root, "node_modules", "tiny-dep", "package.json"), JSON.stringify({ name: "tiny-dep", version: "1.0.0", main: "index.js" }));
+  await writeFile(join(root, "node_modules", "tiny-dep", "index.js"), depSource);
+  await writeFile(
+    join(root, "index.ts"),
+    [
+      'import { winningWord } from "tiny-dep";',
+      "export const environment = {",
+      "  createEpisode() {",
+      "    return {",
+      '      reset: () => ({ observations: { solver: { messages: [{ role: "user", content: "go" }] } }, done: false }),',
+      "      step: ({ actions }: { actions: Record<string, string> }) =>",
+      "        ({ observations: {}, done: true, rewards: { solver: actions.solver === winningWord() ? 1 : 0 } }),",
+      "    };",
+      "  },",
+      "};",
+    ].join("\n"),
+  );
+}
+
+const manifest = ManifestSchema.parse({
+  name: "with-dep",
+  version: "1.0.0",
+  description: "a plugin with its own dependency",
+  license: "MIT",
+  kind: "vm",
+  entry: "index.ts",
+  agents: [{ id: "solver", role: "solver" }],
+  splits: { train: { generate: 1 } },
+  reward: { min: 0, max: 1 },
+});
+
+describe("bundleVmPlugin: dependencies", () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), "aj-plugin-"));
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("bundles the plugin's own npm dependency from its node_modules", async () => {
+    const dir = join(root, "ok");
+    await writePlugin(dir, 'exports.winningWord = () => "hi";');
+    const rt = await openEnvironment({ dir, manifest });
+    expect(await playClean(rt)).toBe(1);
+    await rt.close();
+  });
+
+  it("fails when a dependency needs a node builtin, naming the dependency's file", async () => {
+    const dir = join(root, "bad");
+    await writePlugin(dir, 'const crypto = require("crypto"); exports.winningWord = () => crypto.randomUUID();');
+    const err = await openEnvironment({ dir, manifest }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "AJ_ERR_PLUGIN_BUNDLE_BUILTIN" });
+    expect((err as Error).message).toContain('"crypto"');
+    expect((err as Error).message).toContain("node_modules/tiny-dep/index.js");
+  });
+});

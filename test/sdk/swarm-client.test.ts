@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SwarmClient } from "../../sdk/swarm/client.ts";
+import type { ClientEnvironment } from "../../sdk/swarm/client.ts";
+import { defineWorkflow } from "../../sdk/swarm/workflow.ts";
+import { openFixtureEnv } from "../e2e/fixtures/fixture-envs.ts";
+import { schedulerEnv, startScriptedSwarm, waitForBatches } from "../e2e/fixtures/scripted-swarm.ts";
+
+let countUp: ClientEnvironment;
+let relay: ClientEnvironment;
+
+beforeAll(async () => {
+  [countUp, relay] = await Promise.all([openFixtureEnv("count-up"), openFixtureEnv("relay")]);
+});
+afterAll(async () => {
+  await Promise.all([countUp?.runtime.close(), relay?.runtime.close()]);
+});
+
+describe("SwarmClient with the default agent loop", () => {
+  it("runs a cocktail batch end to end and reports the environments' rewards", async () => {
+    const swarm = await startScriptedSwarm([countUp.runtime, relay.runtime], {
+      environments: [schedulerEnv(countUp.runtime, { hash: countUp.hash }), schedulerEnv(relay.runtime)],
+      maxBatches: 2,
+    });
+    const client = new SwarmClient({ url: swarm.url, clientId: "c1", environments: [countUp, relay], concurrency: 3 });
+    try {
+      await client.start();
+      await waitForBatches(swarm, 2);
+      const batches = swarm.events.flatMap((e) => (e.type === "batch" ? [e.batch] : []));
+      expect(batches.map((b) => b.quotas)).toEqual([
+        { "count-up": 2, relay: 2 },
+        { "count-up": 2, relay: 2 },
+      ]);
+      for (const b of batches) {
+        expect(b.failedGroups).toBe(0);
+        for (const g of b.groups) {
+          expect(g.episodes).toHaveLength(2);
+          for (const e of g.episodes) for (const r of Object.values(e.rewards)) expect(r).toBe(1);
+        }
+      }
+      // count-up: 1 policy agent; relay: 2 policy agents. 2 batches x 2 groups x 2 episodes each.
+      expect(swarm.registry.samples).toHaveLength(2 * 2 * 2 * 1 + 2 * 2 * 2 * 2);
+      const ids = swarm.registry.samples.map((s) => `${s.episodeId}/${s.agentId}`);
+      expect(new Set(ids).size).toBe(ids.length);
+    } finally {
+      await client.stop();
+      await swarm.close();
+    }
+  });
+
+  it("gives builtin agents to the environment and keys only to the agents the client drives", async () => {
+    const swarm = await startScriptedSwarm([relay.runtime], {
+      environments: [schedulerEnv(relay.runtime, { roles: { lead: "policy", partner: "@builtin" } })],
+      maxBatches: 1,
+      batchTasks: 2,
+    });
+    const seen: string[][] = [];
+    const client = new SwarmClient({
+      url: swarm.url,
+      environments: [relay],
+      concurrency: 2,
+      onEvent: (e) => {
+        if (e.type === "episode-start") seen.push([...Object.keys(e.assignment.agents), "|", ...e.assignment.builtinAgents]);
+      },
+    });
+    try {
+      await client.start();
+      await waitForBatches(swarm, 1);
+      expect(seen.length).toBe(4);
+      for (const s of seen) expect(s).toEqual(["lead", "|", "partner"]);
+      expect(swarm.calls.every((c) => c.agentId === "lead")).toBe(true);
+    } finally {
+      await client.stop();
+      await swarm.close();
+    }
+  });
+
+  it("routes an environment only to a client announcing exactly its version and hash", async () => {
+    const swarm = await startScriptedSwarm([countUp.runtime], {
+      environments: [schedulerEnv(countUp.runtime, { hash: "sha256:other" })],
+      maxBatches: 1,
+    });
+    const client = new SwarmClient({ url: swarm.url, environments: [countUp], concurrency: 2 });
+    try {
+      await client.start();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(swarm.scheduler.stats().assigned).toBe(0);
+      expect(swarm.scheduler.stats().queued).toBe(8);
+    } finally {
+      await client.stop();
+      await swarm.close();
+    }
+  });
+
+  it("aborts are retried elsewhere under a new episode id and never scored", async () => {
+    const swarm = await startScriptedSwarm([countUp.runtime], { environments: [schedulerEnv(countUp.runtime)], maxBatches: 1, batchTasks: 2 });
+    const workflow = defineWorkflow(async (episode) => {
+      if (episode.attempt === 0 && episode.episodeId.includes("-m0-")) return episode.abort({ kind: "crash", message: "simulated sandbox crash" });
+      const turn = await episode.env.reset();
+      if (turn.kind === "failed") return episode.abort(turn.failure);
+      const obs = turn.value.observations.solver!.messages.at(-1)!.content;
+      const n = Number(/after (\d+)/.exec(obs)![1]);
+      const done = await episode.env.step({ solver: String(n + 1) });
+      if (done.kind === "failed") return episode.abort(done.failure);
+      episode.end(done.value.rewards ?? {});
+    });
+    const client = new SwarmClient({ url: swarm.url, environments: [countUp], concurrency: 4, workflow });
+    try {
+      await client.start();
+      await waitForBatches(swarm, 1);
+      const batch = swarm.events.flatMap((e) => (e.type === "batch" ? [e.batch] : []))[0]!;
+      expect(batch.failedGroups).toBe(0);
+      const retried = batch.groups.flatMap((g) => g.episodes).filter((e) => e.attempt === 1);
+      expect(retried).toHaveLength(2);
+      expect(swarm.registry.aborted.map((a) => a.reason.kind)).toEqual(["crash", "crash"]);
+      expect(swarm.registry.samples).toHaveLength(4);
+    } finally {
+      await client.stop();
+      await swarm.close();
+    }
+  });
+});

@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { formatConfigIssues, loadRunConfig, parseRunConfig } from "../../../server/config/load-run-config.ts";
+import { command } from "../../../hub/cli/commands/serve.ts";
+
+const GOOD = `
+policies:
+  main: {}
+environments:
+  - name: aime
+    roles: { solver: main }
+`;
+
+describe("run config loading", () => {
+  it("parses a valid config with defaults", () => {
+    const r = parseRunConfig(GOOD);
+    expect(r.kind).toBe("ok");
+    if (r.kind === "ok") expect(r.config.server.port).toBe(8700);
+  });
+
+  it("points at the offending field with its line, message and hint", () => {
+    const r = parseRunConfig(`${GOOD}server:\n  port: "8700"\n`, "run.yaml");
+    expect(r.kind).toBe("invalid");
+    if (r.kind !== "invalid") return;
+    expect(r.issues).toEqual([{ path: "server.port", message: expect.stringContaining("expected number"), hint: "write the number without quotes", line: 8, column: 9 }]);
+    expect(formatConfigIssues(r)).toBe(`run.yaml:8:9  server.port: ${r.issues[0]!.message} (hint: write the number without quotes)`);
+  });
+
+  it("reports missing sections and bad enums", () => {
+    const r = parseRunConfig("policies:\n  main:\n    tokenizer: qwen4\n");
+    if (r.kind !== "invalid") throw new Error("expected invalid");
+    expect(r.issues.map((i) => i.path).sort()).toEqual(["environments", "policies.main.tokenizer"]);
+    expect(r.issues.find((i) => i.path === "environments")!.hint).toBe("this field is required");
+    expect(r.issues.find((i) => i.path === "policies.main.tokenizer")!.line).toBe(3);
+  });
+
+  it("reports YAML syntax errors with a position, and unreadable files", async () => {
+    const r = parseRunConfig("policies: [\n");
+    expect(r.kind).toBe("invalid");
+    if (r.kind === "invalid") expect(r.issues[0]!.message).toMatch(/^YAML: /);
+    expect((await loadRunConfig("/nonexistent/run.yaml")).kind).toBe("unreadable");
+  });
+});
+
+describe("agentjet serve", () => {
+  it("explains every flag in --help", () => {
+    for (const flag of ["--config", "--host", "--port", "--run-dir", "--log-level", "--help", "AGENTJET_KEY_SECRET"]) expect(command.help).toContain(flag);
+  });
+
+  it("exits with usage errors before starting anything", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-serve-"));
+    const bad = join(dir, "bad.yaml");
+    writeFileSync(bad, "policies: {}\n");
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => errors.push(args.join(" "));
+    try {
+      expect(await command.run([])).toBe(2);
+      expect(await command.run(["--config", bad, "--port", "99999"])).toBe(2);
+      expect(await command.run(["--config", bad])).toBe(2);
+      expect(await command.run(["--config", join(dir, "missing.yaml")])).toBe(3);
+      expect(await command.run(["--bogus"])).toBe(2);
+    } finally {
+      console.error = original;
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(errors.join("\n")).toContain(`${bad}:1:11  policies: at least one policy`);
+  });
+});

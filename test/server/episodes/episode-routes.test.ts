@@ -1,0 +1,80 @@
+import type { FastifyInstance } from "fastify";
+import { afterEach, describe, expect, it } from "vitest";
+import { buildTestServer } from "../helpers/build-test-server.ts";
+import { scriptedEngine } from "../helpers/scripted-engine.ts";
+
+const apps: FastifyInstance[] = [];
+afterEach(async () => {
+  for (const a of apps.splice(0)) await a.close();
+});
+
+async function setup(opts: { adminToken?: string } = {}) {
+  let clock = 1_000_000;
+  const app = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"]) }, { now: () => clock, ...opts });
+  apps.push(app);
+  const headers = opts.adminToken === undefined ? {} : { authorization: `Bearer ${opts.adminToken}` };
+  const post = (url: string, payload: unknown = {}) => app.inject({ method: "POST", url, headers, payload: payload as Record<string, unknown> });
+  const get = (url: string) => app.inject({ method: "GET", url, headers });
+  return { app, post, get, tick: (ms: number) => (clock += ms) };
+}
+
+const REGISTER = { episodeId: "e1", taskId: "t1", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } };
+
+describe("episode routes", () => {
+  it("register -> claim -> heartbeat -> end, with status along the way", async () => {
+    const { post, get, app } = await setup();
+    const reg = await post("/v1/episodes", REGISTER);
+    expect(reg.statusCode).toBe(201);
+    expect(reg.json().episode).toMatchObject({ episodeId: "e1", state: "registered" });
+    expect((await post("/v1/episodes", REGISTER)).statusCode).toBe(409);
+    const claim = (await post("/v1/episodes/claim", { clientId: "c1" })).json();
+    expect(claim).toMatchObject({ kind: "claimed", episode: { state: "claimed", clientId: "c1", attempt: 1 } });
+    expect(claim.keys.solver).toMatch(/^sk-aj-/);
+    expect((await post("/v1/episodes/claim")).json()).toEqual({ kind: "empty" });
+    expect((await post("/v1/episodes/e1/heartbeat")).json().episode.state).toBe("claimed");
+    const chat = await app.inject({
+      method: "POST",
+      url: "/v1/chat/completions",
+      headers: { authorization: `Bearer ${claim.keys.solver}` },
+      payload: { model: "main", messages: [{ role: "user", content: "hi" }] },
+    });
+    expect(chat.statusCode).toBe(200);
+    expect((await get("/v1/server/status")).json()).toEqual({ claimsPaused: false, inFlight: 1, registered: 0 });
+    const end = await post("/v1/episodes/e1/end", { rewards: { solver: 0.5 }, metadata: { turns: 1 } });
+    expect(end.json().episode).toMatchObject({ state: "ended", rewards: { solver: 0.5 }, metadata: { turns: 1 } });
+    expect((await get("/v1/episodes/e1")).json().episode.state).toBe("ended");
+    expect((await get("/v1/episodes/e1/calls")).json().calls).toHaveLength(1);
+    expect((await post("/v1/episodes/e1/end", { rewards: {} })).statusCode).toBe(404);
+  });
+
+  it("abort with a reason; refused transitions are 409, unknown episodes 404, bad bodies 400", async () => {
+    const { post, get } = await setup();
+    await post("/v1/episodes", REGISTER);
+    expect((await post("/v1/episodes/e1/end", { rewards: {} })).statusCode).toBe(409);
+    expect((await post("/v1/episodes/e1/abort", { reason: "x" })).json().error.param).toBe("reason");
+    const abort = await post("/v1/episodes/e1/abort", { reason: { kind: "sandbox_crash", message: "oom" } });
+    expect(abort.json().episode).toMatchObject({ state: "aborted", abortReason: { kind: "sandbox_crash", message: "oom" } });
+    expect((await get("/v1/episodes/nope")).statusCode).toBe(404);
+    const badBinding = await post("/v1/episodes", { ...REGISTER, episodeId: "e2", agents: { a: { kind: "policy", target: "ghost" } } });
+    expect(badBinding.statusCode).toBe(400);
+    expect(badBinding.json().error.code).toBe("AJ_ERR_EPISODE_BINDING");
+  });
+
+  it("reports a paused claims gate and lists episodes by state", async () => {
+    const { post, get, app } = await setup();
+    await post("/v1/episodes", REGISTER);
+    app.agentjet.store.pauseClaims();
+    expect((await post("/v1/episodes/claim")).json()).toEqual({ kind: "paused" });
+    expect((await get("/v1/episodes?state=registered")).json().episodes.map((e: { episodeId: string }) => e.episodeId)).toEqual(["e1"]);
+    expect((await get("/v1/episodes?state=claimed")).json().episodes).toEqual([]);
+  });
+
+  it("requires the admin token when one is set", async () => {
+    const { app } = await setup({ adminToken: "admin" });
+    const res = await app.inject({ method: "POST", url: "/v1/episodes", payload: REGISTER });
+    expect(res.statusCode).toBe(401);
+    const ok = await app.inject({ method: "POST", url: "/v1/episodes", headers: { authorization: "Bearer admin" }, payload: REGISTER });
+    expect(ok.statusCode).toBe(201);
+    expect((await app.inject({ method: "GET", url: "/v1/models" })).statusCode).toBe(200);
+  });
+});

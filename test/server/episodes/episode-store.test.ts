@@ -1,0 +1,227 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openRunDb, type RunDb } from "../../../server/db/run-db.ts";
+import { createEpisodeStore, type EpisodeStore } from "../../../server/episodes/episode-store.ts";
+import type { Episode } from "../../../server/episodes/episode.ts";
+import type { TrackedCall } from "../../../server/tracker/tracker.ts";
+
+let clock = 1_000_000;
+const opened: Array<{ store: EpisodeStore; db: RunDb }> = [];
+
+function open(db: RunDb = openRunDb(":memory:")): EpisodeStore {
+  const store = createEpisodeStore({
+    db,
+    keySecret: "s",
+    idleTimeoutS: 10,
+    policies: ["main"],
+    frozen: ["opponent"],
+    now: () => clock,
+    reclaimTimer: false,
+  });
+  opened.push({ store, db });
+  return store;
+}
+
+afterEach(() => {
+  for (const { store } of opened.splice(0)) store.close();
+});
+
+const agents = { solver: { kind: "policy" as const, target: "main" }, rival: { kind: "frozen" as const, target: "opponent" } };
+
+function fakeCall(episodeId: string, agentId: string, seq: number, trainable = true): TrackedCall {
+  return {
+    callId: `${episodeId}-${agentId}-${seq}`,
+    episodeId,
+    agentId,
+    policy: trainable ? "main" : "opponent",
+    trainable,
+    seq,
+    messages: [{ role: "user", content: "hi" }],
+    tools: null,
+    segments: [{ role: "user", text: "hi", ids: [1, 2] }],
+    headerIds: [3],
+    outputIds: [4, 5],
+    outputLogprobs: [-0.1, -0.2],
+    outputText: "ok",
+    finishReason: "stop",
+    version: 0,
+    startedAt: clock,
+    latencyMs: 1,
+  };
+}
+
+function claimed(store: EpisodeStore, id?: string): { episode: Episode; keys: Record<string, string> } {
+  const r = store.claim(id === undefined ? {} : { episodeId: id });
+  if (r.kind !== "claimed") throw new Error(`expected a claim, got ${r.kind}`);
+  return r;
+}
+
+describe("episode store", () => {
+  it("registered -> claimed -> ended, with a key per agent and the ended event", () => {
+    const store = open();
+    const events: string[] = [];
+    let endedCalls: unknown[] = [];
+    store.on("registered", () => events.push("registered"));
+    store.on("claimed", () => events.push("claimed"));
+    store.on("ended", (_e, calls) => {
+      events.push("ended");
+      endedCalls = calls;
+    });
+    const e = store.register({ episodeId: "e1", taskId: "t1", env: "smoke", agents });
+    expect(e.state).toBe("registered");
+    const { episode, keys } = claimed(store);
+    expect(episode).toMatchObject({ episodeId: "e1", state: "claimed", attempt: 1 });
+    expect(Object.keys(keys).sort()).toEqual(["rival", "solver"]);
+    expect(store.inFlight()).toEqual(["e1"]);
+    const auth = store.authorize(keys.solver!);
+    expect(auth).toMatchObject({ kind: "ok", agentId: "solver", binding: { kind: "policy", target: "main" } });
+    store.tracker.record(fakeCall("e1", "solver", 0));
+    store.tracker.record(fakeCall("e1", "rival", 0, false));
+    const ended = store.end("e1", { rewards: { solver: 1 }, metadata: { won: true } });
+    expect(ended).toMatchObject({ state: "ended", rewards: { solver: 1 }, metadata: { won: true } });
+    expect(events).toEqual(["registered", "claimed", "ended"]);
+    expect(endedCalls).toHaveLength(1);
+    expect(endedCalls[0]).not.toHaveProperty("trainable");
+    expect(store.inFlight()).toEqual([]);
+    expect(store.authorize(keys.solver!).kind).toBe("conflict");
+    expect(store.get("e1")?.state).toBe("ended");
+  });
+
+  it("refuses transitions the state machine does not have", () => {
+    const store = open();
+    store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents });
+    expect(() => store.end("e1", { rewards: {} })).toThrow(expect.objectContaining({ code: "AJ_ERR_EPISODE_STATE" }));
+    expect(() => store.heartbeat("e1")).toThrow(expect.objectContaining({ code: "AJ_ERR_EPISODE_STATE" }));
+    claimed(store, "e1");
+    expect(() => store.claim({ episodeId: "e1" })).toThrow(expect.objectContaining({ code: "AJ_ERR_EPISODE_STATE" }));
+    store.abort("e1", { kind: "sandbox_crash", message: "boom" });
+    expect(() => store.end("e1", { rewards: {} })).toThrow(expect.objectContaining({ code: "AJ_ERR_EPISODE_NOT_FOUND" }));
+    expect(() => store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents })).toThrow(
+      expect.objectContaining({ code: "AJ_ERR_EPISODE_EXISTS" }),
+    );
+    expect(() => store.register({ taskId: "t", env: "smoke", agents: { a: { kind: "policy", target: "nope" } } })).toThrow(
+      expect.objectContaining({ code: "AJ_ERR_EPISODE_BINDING" }),
+    );
+  });
+
+  it("aborts from registered or claimed with a reason, and says so on keys (409)", () => {
+    const store = open();
+    const aborted: Episode[] = [];
+    store.on("aborted", (e) => aborted.push(e));
+    store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents });
+    store.register({ episodeId: "e2", taskId: "t", env: "smoke", agents });
+    store.abort("e1", { kind: "env_error", message: "bad task" });
+    const { keys } = claimed(store);
+    store.abort("e2", { kind: "client_lost", message: "gone" });
+    expect(aborted.map((e) => [e.episodeId, e.abortReason?.kind])).toEqual([["e1", "env_error"], ["e2", "client_lost"]]);
+    expect(store.authorize(keys.solver!)).toMatchObject({ kind: "conflict" });
+    expect(store.inFlight()).toEqual([]);
+  });
+
+  it("reclaims an idle claim: back to registered, partial record discarded, old keys refused", () => {
+    const store = open();
+    const reclaimed: string[] = [];
+    store.on("reclaimed", (e) => reclaimed.push(e.episodeId));
+    store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents });
+    const first = claimed(store);
+    store.tracker.record(fakeCall("e1", "solver", 0));
+    clock += 9_000;
+    store.touch("e1");
+    clock += 9_000;
+    expect(store.reclaimIdle()).toEqual([]);
+    store.heartbeat("e1");
+    clock += 10_000;
+    expect(store.reclaimIdle().map((e) => e.state)).toEqual(["registered"]);
+    expect(reclaimed).toEqual(["e1"]);
+    expect(store.tracker.callsOf("e1")).toEqual([]);
+    expect(store.inFlight()).toEqual([]);
+    expect(store.authorize(first.keys.solver!)).toMatchObject({ kind: "conflict" });
+    const second = claimed(store);
+    expect(second.episode.attempt).toBe(2);
+    expect(store.authorize(second.keys.solver!)).toMatchObject({ kind: "ok" });
+  });
+
+  it("claims oldest first and honours the claims gate", () => {
+    const store = open();
+    expect(store.claim()).toEqual({ kind: "empty" });
+    store.register({ episodeId: "a", taskId: "t", env: "smoke", agents });
+    store.register({ episodeId: "b", taskId: "t", env: "smoke", agents });
+    store.pauseClaims();
+    expect(store.claimsPaused()).toBe(true);
+    expect(store.claim()).toEqual({ kind: "paused" });
+    store.resumeClaims();
+    expect(claimed(store).episode.episodeId).toBe("a");
+    expect(claimed(store).episode.episodeId).toBe("b");
+    expect(store.inFlight()).toEqual(["a", "b"]);
+    expect(store.abandon(["a", "missing"]).map((e) => [e.episodeId, e.state, e.abortReason?.kind])).toEqual([["a", "aborted", "abandoned"]]);
+    expect(store.inFlight()).toEqual(["b"]);
+  });
+
+  it("refuses keys for unknown episodes and mismatched agents (401)", () => {
+    const a = open();
+    const b = open();
+    a.register({ episodeId: "e1", taskId: "t", env: "smoke", agents });
+    const { keys } = claimed(a);
+    expect(b.authorize(keys.solver!)).toMatchObject({ kind: "unauthorized" });
+    expect(a.authorize("sk-aj-nope.nope")).toMatchObject({ kind: "unauthorized" });
+  });
+
+  it("keeps finished episodes' calls across a restart and aborts the open ones", () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-store-"));
+    const db1 = openRunDb(`${dir}/run.db`);
+    const s1 = open(db1);
+    s1.register({ episodeId: "done", taskId: "t", env: "smoke", agents });
+    s1.register({ episodeId: "open", taskId: "t", env: "smoke", agents });
+    claimed(s1, "done");
+    claimed(s1, "open");
+    s1.tracker.record(fakeCall("done", "solver", 0));
+    s1.tracker.record(fakeCall("done", "solver", 1));
+    s1.end("done", { rewards: { solver: 0.5 } });
+    s1.close();
+    db1.close();
+    const db2 = openRunDb(`${dir}/run.db`);
+    const s2 = open(db2);
+    expect(s2.tracker.callsOf("done").map((c) => c.seq)).toEqual([0, 1]);
+    expect(s2.tracker.callsOf("done")[0]).toMatchObject({ outputIds: [4, 5], outputLogprobs: [-0.1, -0.2], headerIds: [3] });
+    expect(s2.get("done")).toMatchObject({ state: "ended", rewards: { solver: 0.5 } });
+    expect(s2.get("open")).toMatchObject({ state: "aborted", abortReason: { kind: "server_restart" } });
+    db2.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a throwing listener does not break the transition", () => {
+    const errors: unknown[] = [];
+    const store = createEpisodeStore({ db: openRunDb(":memory:"), policies: ["main"], reclaimTimer: false, onListenerError: (e) => errors.push(e) });
+    const off = store.on("registered", () => {
+      throw new Error("listener bug");
+    });
+    expect(store.register({ taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } }).state).toBe("registered");
+    expect(errors).toHaveLength(1);
+    off();
+    store.register({ taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
+    expect(errors).toHaveLength(1);
+  });
+});
+
+describe("episode store as the training coordinator's port", () => {
+  it("reports ends as rewarded, aborts as infra-failed, abandons as abandoned", async () => {
+    const { createEpisodeStorePort } = await import("../../../server/episodes/episode-store-port.ts");
+    const store = open();
+    const port = createEpisodeStorePort(store);
+    const seen: Array<[string, string]> = [];
+    const off = port.onEnded((e) => seen.push([e.episodeId, e.outcome.kind]));
+    for (const id of ["r", "f", "a"]) {
+      store.register({ episodeId: id, taskId: "t", env: "smoke", agents });
+      store.claim({ episodeId: id });
+    }
+    store.tracker.record(fakeCall("r", "solver", 0));
+    store.end("r", { rewards: { solver: 1 } });
+    store.abort("f", { kind: "sandbox_crash", message: "oom" });
+    expect(port.inFlight()).toEqual(["a"]);
+    await port.abandon(["a"]);
+    expect(seen).toEqual([["r", "rewarded"], ["f", "infra-failed"], ["a", "abandoned"]]);
+    off();
+  });
+});

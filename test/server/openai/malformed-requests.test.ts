@@ -1,0 +1,168 @@
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestServer } from "../helpers/build-test-server.ts";
+import { scriptedEngine } from "../helpers/scripted-engine.ts";
+
+/** A small deterministic PRNG (mulberry32), so a failure names a reproducible case. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Case {
+  label: string;
+  method: "GET" | "POST";
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+const VALID = { model: "main", messages: [{ role: "user", content: "hi" }] };
+const WRONG_TYPES: Array<Record<string, unknown>> = [
+  { messages: "hi" },
+  { model: 5 },
+  { messages: [] },
+  { messages: [{ role: "user" }] },
+  { messages: [{ role: "user", content: 7 }] },
+  { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] },
+  { messages: [{ role: "tool", content: "x" }] },
+  { messages: [{ role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: {} } }] }] },
+  { max_tokens: -1 },
+  { max_tokens: 1.5 },
+  { max_completion_tokens: "10" },
+  { temperature: "hot" },
+  { temperature: 3 },
+  { top_p: 0 },
+  { stop: [1, 2] },
+  { stop: ["a", "b", "c", "d", "e"] },
+  { seed: "x" },
+  { logprobs: "yes" },
+  { top_logprobs: 50 },
+  { tools: {} },
+  { tools: [{ type: "function", function: {} }] },
+  { tool_choice: "sometimes" },
+  { stream: "true" },
+  { stream_options: { include_usage: "y" } },
+  { n: 3 },
+];
+
+function makeCases(key: string, n: number): Case[] {
+  const rand = rng(42);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+  const validJson = JSON.stringify(VALID);
+  const kinds = [
+    (): Case => {
+      const cut = validJson.slice(0, Math.floor(rand() * validJson.length));
+      const garbage = Array.from({ length: 1 + Math.floor(rand() * 40) }, () => String.fromCharCode(Math.floor(rand() * 128))).join("");
+      return { label: "bad JSON", method: "POST", path: "/v1/chat/completions", headers: auth, body: rand() < 0.5 ? cut || "{" : garbage };
+    },
+    (): Case => ({ label: "wrong types", method: "POST", path: "/v1/chat/completions", headers: auth, body: JSON.stringify({ ...VALID, ...pick(WRONG_TYPES) }) }),
+    (): Case => ({
+      label: "unknown role",
+      method: "POST",
+      path: "/v1/chat/completions",
+      headers: auth,
+      body: JSON.stringify({ ...VALID, messages: [{ role: pick(["wizard", "", "USER", "function", "Assistant", "0"]), content: "x" }] }),
+    }),
+    (): Case => {
+      const bad = pick([
+        "",
+        "sk-aj-",
+        "sk-aj-abc.def",
+        `${key.slice(0, -3)}abc`,
+        `${key}x`,
+        key.replace("sk-aj-", "sk-ajet-"),
+        "Basic dXNlcjpwYXNz",
+        `sk-aj-${"A".repeat(Math.floor(rand() * 2000))}.${"B".repeat(43)}`,
+      ]);
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (rand() < 0.9) headers.authorization = bad.startsWith("Basic") ? bad : `Bearer ${bad}`;
+      return { label: "bad key", method: "POST", path: "/v1/chat/completions", headers, body: validJson };
+    },
+    (): Case => pick<() => Case>([
+      () => ({ label: "not JSON content type", method: "POST", path: "/v1/chat/completions", headers: { ...auth, "content-type": "text/plain" }, body: validJson }),
+      () => ({ label: "JSON scalar", method: "POST", path: "/v1/chat/completions", headers: auth, body: pick(["null", "1", '"x"', "[]", "true"]) }),
+      () => ({ label: "empty body", method: "POST", path: "/v1/chat/completions", headers: auth, body: "" }),
+      () => ({ label: "unknown route", method: "GET", path: `/v1/${pick(["nope", "chat", "models/x/y", "episodes/x/y"])}`, headers: {} }),
+      () => ({ label: "wrong method", method: "GET", path: "/v1/chat/completions", headers: auth }),
+      () => ({ label: "bad register", method: "POST", path: "/v1/episodes", headers: auth, body: JSON.stringify(pick([{}, { taskId: 1 }, { taskId: "t", env: "e", agents: {} }, { taskId: "t", env: "e", agents: { a: { kind: "policy", target: "nope" } } }, { taskId: "t", env: "e", agents: { a: { kind: "x", target: "main" } } }])) }),
+      () => ({ label: "bad end", method: "POST", path: `/v1/episodes/${pick(["e1", "missing"])}/end`, headers: auth, body: JSON.stringify(pick([{}, { rewards: { a: "1" } }, { rewards: [] }])) }),
+      () => ({ label: "bad abort", method: "POST", path: `/v1/episodes/${pick(["e1", "missing"])}/abort`, headers: auth, body: JSON.stringify(pick([{}, { reason: "x" }, { reason: { kind: "" , message: "m" } }])) }),
+      () => ({ label: "unknown episode", method: pick(["GET", "POST"] as const), path: "/v1/episodes/missing/heartbeat", headers: auth, body: "{}" }),
+      () => ({ label: "bad list filter", method: "GET", path: "/v1/episodes?state=sleeping", headers: {} }),
+    ])(),
+  ];
+  const cases: Case[] = [];
+  for (let i = 0; i < n; i++) cases.push(pick(kinds)());
+  // Huge bodies: over the 4 MiB default limit.
+  for (let i = 0; i < 10; i++) {
+    const huge = JSON.stringify({ ...VALID, messages: [{ role: "user", content: "x".repeat(4.5 * 1024 * 1024) }] });
+    cases[i * 97] = { label: "huge body", method: "POST", path: "/v1/chat/completions", headers: auth, body: huge };
+  }
+  return cases;
+}
+
+describe("malformed requests", () => {
+  let app: FastifyInstance;
+  let base: string;
+  let key: string;
+
+  beforeAll(async () => {
+    app = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"]) });
+    base = await app.listen({ host: "127.0.0.1", port: 0 });
+    const store = app.agentjet.store;
+    store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
+    const c = store.claim();
+    if (c.kind !== "claimed") throw new Error("no claim");
+    key = c.keys.solver!;
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it("2,000 of them get 4xx in OpenAI's error shape, never 5xx, and the server keeps serving", async () => {
+    const cases = makeCases(key, 2000);
+    const failures: string[] = [];
+    const labels = new Map<string, number>();
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < cases.length) {
+        const i = next++;
+        const c = cases[i]!;
+        labels.set(c.label, (labels.get(c.label) ?? 0) + 1);
+        const init: RequestInit = { method: c.method, headers: c.headers };
+        if (c.method === "POST" && c.body !== undefined) init.body = c.body;
+        const res = await fetch(`${base}${c.path}`, init);
+        const text = await res.text();
+        let shaped = false;
+        try {
+          const e = (JSON.parse(text) as { error?: Record<string, unknown> }).error;
+          shaped = !!e && typeof e.message === "string" && typeof e.type === "string" && "code" in e && "param" in e;
+        } catch {
+          shaped = false;
+        }
+        if (res.status < 400 || res.status >= 500 || !shaped) failures.push(`#${i} ${c.label}: ${res.status} ${text.slice(0, 200)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, worker));
+    expect(failures).toEqual([]);
+    expect(labels.size).toBeGreaterThan(10);
+    expect(app.agentjet.store.tracker.callsOf("e1")).toHaveLength(0);
+
+    const ok = await fetch(`${base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify(VALID),
+    });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe("ok");
+  });
+});

@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { FastifyInstance } from "fastify";
+import OpenAI, { AuthenticationError, BadRequestError, ConflictError } from "openai";
+import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildServer } from "../../../server/app/build-server.ts";
+import { testConfig } from "../helpers/build-test-server.ts";
+import { embeddedTokenizer as tok, scriptedEngine } from "../helpers/scripted-engine.ts";
+
+const TOOLS: ChatCompletionTool[] = [
+  { type: "function", function: { name: "add", description: "Adds two numbers", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } } } },
+];
+
+const REPLIES = [
+  'I will add.<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call><|im_end|>',
+  '<tool_call>{"name": "add", "arguments": {"a": 5, "b": 5}}</tool_call><|im_end|>',
+  "The answer is 10.<|im_end|>",
+  "You are welcome.<|im_end|>",
+];
+
+describe("the official openai client against a real socket", () => {
+  let app: FastifyInstance;
+  let baseURL: string;
+  let runDir: string;
+
+  beforeAll(async () => {
+    runDir = mkdtempSync(join(tmpdir(), "aj-e2e-"));
+    app = await buildServer({ config: testConfig(), runDir, keySecret: "e2e", reclaimTimer: false, engines: { main: scriptedEngine(REPLIES) } });
+    const address = await app.listen({ host: "127.0.0.1", port: 0 });
+    baseURL = `${address}/v1`;
+  });
+
+  afterAll(async () => {
+    await app.close();
+    rmSync(runDir, { recursive: true, force: true });
+  });
+
+  function claimKey(episodeId: string): string {
+    const store = app.agentjet.store;
+    store.register({ episodeId, taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
+    const c = store.claim({ episodeId });
+    if (c.kind !== "claimed") throw new Error("no claim");
+    return c.keys.solver!;
+  }
+
+  it("runs a multi-turn episode with tool calls, streaming and not, and records every call", async () => {
+    const client = new OpenAI({ apiKey: claimKey("ep-client"), baseURL, maxRetries: 0 });
+    const messages: ChatCompletionMessageParam[] = [
+      { role: "system", content: "You are a calculator." },
+      { role: "user", content: "2+3, then double it?" },
+    ];
+
+    // Turn 1: non-streaming, a tool call.
+    const r1 = await client.chat.completions.create({ model: "main", messages, tools: TOOLS, logprobs: true });
+    expect(r1.choices[0]!.finish_reason).toBe("tool_calls");
+    const call1 = r1.choices[0]!.message.tool_calls![0]!;
+    expect(call1.type === "function" && call1.function).toEqual({ name: "add", arguments: '{"a":2,"b":3}' });
+    expect(r1.choices[0]!.logprobs!.content!.length).toBeGreaterThan(0);
+    messages.push(r1.choices[0]!.message, { role: "tool", tool_call_id: call1.id, content: "5" });
+
+    // Turn 2: streaming, a tool call assembled from deltas.
+    const stream = await client.chat.completions.create({ model: "main", messages, tools: TOOLS, stream: true, stream_options: { include_usage: true } });
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    const toolDeltas: Array<{ id?: string; name?: string; arguments?: string }> = [];
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      for (const d of choice.delta.tool_calls ?? []) {
+        toolDeltas[d.index] = { ...(d.id ? { id: d.id } : {}), ...(d.function?.name ? { name: d.function.name } : {}), arguments: (toolDeltas[d.index]?.arguments ?? "") + (d.function?.arguments ?? "") };
+      }
+      finish = choice.finish_reason ?? finish;
+    }
+    expect(finish).toBe("tool_calls");
+    expect(usage!.completion_tokens).toBeGreaterThan(0);
+    const call2 = toolDeltas[0]!;
+    expect(call2).toMatchObject({ name: "add", arguments: '{"a":5,"b":5}' });
+    messages.push(
+      { role: "assistant", content: null, tool_calls: [{ id: call2.id!, type: "function", function: { name: call2.name!, arguments: call2.arguments! } }] },
+      { role: "tool", tool_call_id: call2.id!, content: "10" },
+    );
+
+    // Turn 3: streaming text.
+    const s3 = await client.chat.completions.create({ model: "main", messages, tools: TOOLS, stream: true });
+    let text3 = "";
+    for await (const chunk of s3) text3 += chunk.choices[0]?.delta.content ?? "";
+    expect(text3).toBe("The answer is 10.");
+    messages.push({ role: "assistant", content: text3 }, { role: "user", content: "Thanks" });
+
+    // Turn 4: non-streaming text, array content parts.
+    const r4 = await client.chat.completions.create({ model: "main", messages: [...messages.slice(0, -1), { role: "user", content: [{ type: "text", text: "Thanks" }] }], tools: TOOLS });
+    expect(r4.choices[0]!.message.content).toBe("You are welcome.");
+
+    const end = await fetch(`${baseURL}/episodes/ep-client/end`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ rewards: { solver: 1 } }) });
+    expect(end.status).toBe(200);
+
+    const db = new Database(join(runDir, "run.db"), { readonly: true });
+    const rows = db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY seq").all("ep-client") as Array<Record<string, string | number>>;
+    db.close();
+    expect(rows.map((r) => r.seq)).toEqual([0, 1, 2, 3]);
+    for (const [i, r] of rows.entries()) {
+      const out = JSON.parse(r.output_ids as string) as number[];
+      const lps = JSON.parse(r.output_logprobs as string) as number[];
+      expect(out).toEqual(tok.encode(REPLIES[i]!));
+      expect(lps).toHaveLength(out.length);
+      expect(lps.every((x) => x < 0)).toBe(true);
+      expect(JSON.parse(r.segments as string).length).toBe(JSON.parse(r.messages as string).length + 0);
+    }
+    // Each call's prompt starts with the previous call's prompt and its exact generated ids.
+    const prompts = rows.map((r) => [...(JSON.parse(r.segments as string) as Array<{ ids: number[] }>).flatMap((s) => s.ids), ...(JSON.parse(r.header_ids as string) as number[])]);
+    for (let i = 1; i < rows.length; i++) {
+      const prefix = [...prompts[i - 1]!, ...(JSON.parse(rows[i - 1]!.output_ids as string) as number[])];
+      expect(prompts[i]!.slice(0, prefix.length)).toEqual(prefix);
+    }
+  });
+
+  it("raises the client's own error classes", async () => {
+    const forged = new OpenAI({ apiKey: "sk-aj-forged.x", baseURL, maxRetries: 0 });
+    await expect(forged.chat.completions.create({ model: "main", messages: [{ role: "user", content: "x" }] })).rejects.toBeInstanceOf(AuthenticationError);
+
+    const client = new OpenAI({ apiKey: claimKey("ep-errors"), baseURL, maxRetries: 0 });
+    const bad = client.chat.completions.create({ model: "main", messages: [{ role: "user", content: "x" }], temperature: 9 });
+    await expect(bad).rejects.toBeInstanceOf(BadRequestError);
+    await expect(bad).rejects.toMatchObject({ status: 400, code: "AJ_ERR_INVALID_REQUEST", param: "temperature" });
+
+    app.agentjet.store.abort("ep-errors", { kind: "client_lost", message: "test" });
+    await expect(client.chat.completions.create({ model: "main", messages: [{ role: "user", content: "x" }] })).rejects.toBeInstanceOf(ConflictError);
+  });
+
+  it("lists models", async () => {
+    const client = new OpenAI({ apiKey: "unused", baseURL, maxRetries: 0 });
+    const models = await client.models.list();
+    expect(models.data.map((m) => m.id)).toEqual(["main"]);
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { canonicalText } from "../../../server/tokenizers/canonical-text.ts";
+import { createEmbeddedTokenizer, EMBEDDED_IDS } from "../../../server/tokenizers/embedded.ts";
+
+const tok = createEmbeddedTokenizer();
+
+describe("embedded tokenizer", () => {
+  it("has a small vocabulary with the special tokens first", () => {
+    expect(tok.vocabSize).toBe(101);
+    expect(tok.encode("<|im_start|><|im_end|><|endoftext|><tool_call></tool_call>")).toEqual([1, 2, 0, 3, 4]);
+    expect(tok.stopIds).toEqual([EMBEDDED_IDS.imEnd, EMBEDDED_IDS.endOfText]);
+  });
+
+  it("round-trips printable ASCII, newlines and special tokens", () => {
+    const text = 'Hello, world!\n<tool_call>{"name":"f","arguments":{}}</tool_call> ~`|<|im_end|>';
+    expect(tok.decode(tok.encode(text))).toBe(text);
+    for (const id of tok.encode(text)) expect(id).toBeLessThan(tok.vocabSize);
+  });
+
+  it("maps characters outside the vocabulary to '?'", () => {
+    expect(tok.decode(tok.encode("héllo\t"))).toBe("h?llo?");
+  });
+
+  it("renders ChatML with one segment per message and the assistant header", () => {
+    const r = tok.renderChat([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Hi" },
+    ]);
+    expect(r.segments.map((s) => tok.decode(s.ids))).toEqual(["<|im_start|>system\nBe brief.<|im_end|>\n", "<|im_start|>user\nHi<|im_end|>\n"]);
+    expect(tok.decode(r.headerIds)).toBe("<|im_start|>assistant\n");
+  });
+
+  it("puts tools in the system prompt and renders tool calls in the model's syntax", () => {
+    const r = tok.renderChat(
+      [
+        { role: "user", content: "add" },
+        { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "add", arguments: '{"a": 1}' }] },
+        { role: "tool", content: "1", toolCallId: "c1" },
+      ],
+      { tools: [{ name: "add", parameters: { type: "object" } }] },
+    );
+    expect(r.segments.map((s) => s.role)).toEqual(["system", "user", "assistant", "tool"]);
+    expect(tok.decode(r.segments[0]!.ids)).toContain('{"name":"add","parameters":{"type":"object"}}');
+    expect(tok.decode(r.segments[2]!.ids)).toBe('<|im_start|>assistant\n<tool_call>{"name":"add","arguments":{"a":1}}</tool_call><|im_end|>\n');
+  });
+
+  it("splices an earlier generation's exact ids instead of re-tokenizing", () => {
+    const generation = [...tok.encode("<|im_start|>assistant\n"), 50, 51, EMBEDDED_IDS.imEnd];
+    const message = { role: "assistant" as const, content: "whatever the model said" };
+    const r = tok.renderChat([{ role: "user", content: "q" }, message], {
+      generated: new Map([[canonicalText(message), generation]]),
+    });
+    expect(r.segments[1]!.ids).toEqual([...generation, ...tok.encode("\n")]);
+  });
+
+  it("completes a generation cut by length with the end of turn", () => {
+    const generation = [...tok.encode("<|im_start|>assistant\n"), 50, 51];
+    const message = { role: "assistant" as const, content: "cut" };
+    const r = tok.renderChat([message], { generated: new Map([[canonicalText(message), generation]]) });
+    expect(r.segments[0]!.ids).toEqual([...generation, EMBEDDED_IDS.imEnd, ...tok.encode("\n")]);
+  });
+
+  it("parses tool calls out of a generation, leaving bad blocks as text", () => {
+    expect(tok.parseAssistant('Let me add.\n<tool_call>{"name":"add","arguments":{"a":1}}</tool_call>')).toEqual({
+      content: "Let me add.",
+      toolCalls: [{ name: "add", arguments: '{"a":1}' }],
+    });
+    expect(tok.parseAssistant("<tool_call>not json</tool_call>")).toEqual({ content: "<tool_call>not json</tool_call>", toolCalls: [] });
+  });
+});

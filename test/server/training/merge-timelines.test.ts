@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { mergeEpisodeCalls, mergeTimelines, type MergeOptions } from "../../../server/training/merge-timelines.ts";
+import { lossTriples, unmergedSequence } from "./helpers/loss-triples.ts";
+import { recordEpisode, step } from "./helpers/record-episode.ts";
+
+const TEXT: MergeOptions = { match: "text", ignoreTools: true, overflow: "drop" };
+const TOKEN: MergeOptions = { match: "token", ignoreTools: true, overflow: "drop" };
+const ep = { episodeId: "e1", agentId: "a1" };
+
+describe("mergeTimelines", () => {
+  it("merges an append-only conversation into one sample with the mask on every generated span", () => {
+    const calls = recordEpisode([step("hi"), step("yes", "go", { bumpVersion: true }), step("done")], ep);
+    for (const opts of [TEXT, TOKEN]) {
+      const { timelines, stats } = mergeTimelines(calls, opts);
+      expect(timelines).toHaveLength(1);
+      const t = timelines[0]!;
+      const last = calls[2]!;
+      expect(t.tokenIds).toEqual(unmergedSequence(last).tokenIds);
+      expect(t.callIds).toEqual(calls.map((c) => c.callId));
+      // "hi" + end-of-turn, "yes" + end-of-turn, "done" + end-of-turn.
+      expect(t.lossMask.filter((m) => m === 1)).toHaveLength(3 + 4 + 5);
+      expect(t.versions.filter((v) => v >= 0)).toEqual([0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+      expect(lossTriples(timelines)).toEqual(lossTriples(calls.map(unmergedSequence)));
+      expect(stats).toMatchObject({ calls: 3, timelines: 1, overflowDropped: 0, emptyDropped: 0, retokenizedSpans: 0 });
+      expect(stats.mergedTokens).toBe(t.tokenIds.length);
+      expect(stats.unmergedTokens).toBe(calls.reduce((a, c) => a + unmergedSequence(c).tokenIds.length, 0));
+    }
+  });
+
+  it("keeps the header and the template's text after the end-of-turn out of the loss", () => {
+    const calls = recordEpisode([step("ab"), step("c")], ep);
+    const t = mergeTimelines(calls, TOKEN).timelines[0]!;
+    const header = calls[0]!.headerIds;
+    const start = calls[0]!.segments.flatMap((s) => s.ids).length;
+    expect(t.tokenIds.slice(start, start + header.length)).toEqual(header);
+    expect(t.lossMask.slice(start, start + header.length + 4)).toEqual([...header.map(() => 0), 1, 1, 1, 0]);
+  });
+
+  it("starts a new sample where the history was truncated, and drops nothing", () => {
+    const calls = recordEpisode(
+      [step("a"), step("b"), step("c"), step("d", "ok", { kind: "truncate", pick: 0 }), step("e")],
+      ep,
+    );
+    const { timelines } = mergeTimelines(calls, TEXT);
+    expect(timelines.map((t) => t.callIds.length)).toEqual([3, 2]);
+    expect(lossTriples(timelines)).toEqual(lossTriples(calls.map(unmergedSequence)));
+  });
+
+  it("gives a retried call its own sample and lets the retry continue the timeline", () => {
+    const calls = recordEpisode([step("a"), step("b"), step("x", "ok", { kind: "retry" }), step("c")], ep);
+    const { timelines } = mergeTimelines(calls, TOKEN);
+    expect(timelines.map((t) => t.callIds.map((id) => id.split("/")[2]))).toEqual([["1"], ["0", "2", "3"]]);
+    expect(lossTriples(timelines)).toEqual(lossTriples(calls.map(unmergedSequence)));
+  });
+
+  it("breaks a match on changed tools only when ignoreTools is false", () => {
+    const calls = recordEpisode([step("a", "ok", { kind: "tools" }), step("b", "ok", { kind: "tools" })], ep);
+    expect(mergeTimelines(calls, { ...TOKEN, ignoreTools: false }).timelines).toHaveLength(2);
+    // The tools block renders into the system message, so token matching sees the change as well.
+    expect(mergeTimelines(calls, { ...TOKEN, ignoreTools: true }).timelines).toHaveLength(2);
+    // Text matching compares the message text, which the tools block is not part of.
+    expect(mergeTimelines(calls, { ...TEXT, ignoreTools: true }).timelines).toHaveLength(1);
+  });
+
+  it("matches re-tokenized assistant text by text but not by tokens", () => {
+    const calls = recordEpisode([step("ab"), step("cd")], ep);
+    const seg = calls[1]!.segments[2]!;
+    const forged = structuredClone(calls);
+    forged[1]!.segments[2] = { ...seg, ids: [...seg.ids.slice(0, 3), 99, ...seg.ids.slice(4)] };
+    const text = mergeTimelines(forged, TEXT);
+    expect(text.timelines).toHaveLength(1);
+    expect(text.stats.retokenizedSpans).toBe(1);
+    expect(mergeTimelines(forged, TOKEN).timelines).toHaveLength(2);
+  });
+
+  it("drops or keeps overflowed calls as configured, counting them", () => {
+    const calls = recordEpisode([step("a"), step("", "ok", { kind: "overflow" }), step("b")], ep);
+    const dropped = mergeTimelines(calls, TEXT);
+    expect(dropped.stats.overflowDropped).toBe(1);
+    expect(dropped.timelines.map((t) => t.callIds.length)).toEqual([2]);
+    const kept = mergeTimelines(calls, { ...TEXT, overflow: "keep" });
+    expect(kept.stats).toMatchObject({ overflowDropped: 0, emptyDropped: 1 });
+    expect(lossTriples(kept.timelines)).toEqual(lossTriples(calls.map(unmergedSequence)));
+  });
+
+  it("keeps the agents of an episode apart", () => {
+    const a = recordEpisode([step("a"), step("b")], { episodeId: "e", agentId: "p1" });
+    const b = recordEpisode([step("a"), step("b")], { episodeId: "e", agentId: "p2" });
+    const { timelines, stats } = mergeEpisodeCalls([a[0]!, b[0]!, a[1]!, b[1]!], TOKEN);
+    expect(timelines.map((t) => t.agentId).sort()).toEqual(["p1", "p2"]);
+    expect(stats.calls).toBe(4);
+  });
+});
