@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
 import ivm from "isolated-vm";
@@ -137,6 +137,7 @@ export const bench: Bench = {
         ["isolate pool, reset+step episode each, 2 instances", fmt(pool), fmt(pool / inProcess)],
       ],
       notes: [
+        `Load average when measured: ${loadavg().map((x) => x.toFixed(1)).join(", ")} on ${availableParallelism()} cores (the CPUs are shared; absolute numbers scale with it).`,
         `Target >= ${TARGET}/s for AIME-style answers on 2 cores: verifying inside an isolate ${perCall >= TARGET ? "meets" : "misses"} it on one thread (${fmt(perCall)}/s); ` +
           `a full episode per verification through the pool gives ${fmt(pool)}/s, bounded by the protocol round trips, not the verifier.`,
       ],

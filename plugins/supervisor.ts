@@ -24,9 +24,13 @@ export class Supervisor {
   readonly #startQueue: Array<() => void> = [];
   #live = 0;
   #starting = 0;
+  /** Starts made to refill the warm pool, queued or running. */
+  #filling = 0;
   #started = 0;
   #replaced = 0;
   #closed = false;
+  /** Starts and disposals in flight, which close() waits for so that no sandbox outlives the runtime. */
+  readonly #inFlight = new Set<Promise<unknown>>();
   readonly #failures: Record<FailureKind, number> = { crash: 0, timeout: 0, oom: 0, protocol: 0, "start-failed": 0 };
   readonly #health: NodeJS.Timeout;
 
@@ -39,10 +43,12 @@ export class Supervisor {
   /** Starts instances until `warm` are idle (or the cap is reached); resolves when those starts end. */
   async fill(): Promise<void> {
     const starts: Array<Promise<void>> = [];
-    while (!this.#closed && this.#idle.length + this.#starting < this.#o.warm && this.#live < this.#o.maxInstances) {
+    while (!this.#closed && this.#idle.length + this.#filling < this.#o.warm && this.#live < this.#o.maxInstances) {
       this.#live++;
+      this.#filling++;
       starts.push(
         this.#start().then((r) => {
+          this.#filling--;
           if (r.kind === "ok") this.#putIdle(r.value);
           else this.#live--;
         }),
@@ -115,10 +121,10 @@ export class Supervisor {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#health);
-    const idle = this.#idle.splice(0);
-    await Promise.all(idle.map((i) => i.dispose()));
+    for (const i of this.#idle.splice(0)) this.#retire(i);
     for (const w of this.#waiters.splice(0)) w();
     for (const s of this.#startQueue.splice(0)) s();
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
     await this.#o.driver.close();
   }
 
@@ -129,7 +135,7 @@ export class Supervisor {
     if (this.#closed) return failed("start-failed", "the environment runtime is closed");
     this.#starting++;
     try {
-      const r = await this.#o.driver.start();
+      const r = await this.#track(this.#o.driver.start());
       if (r.kind === "ok") this.#started++;
       else this.#failures["start-failed"]++;
       return r;
@@ -150,8 +156,14 @@ export class Supervisor {
 
   #retire(instance: Instance) {
     this.#live--;
-    void instance.dispose();
+    void this.#track(instance.dispose());
     this.#wake();
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#inFlight.add(work);
+    void work.finally(() => this.#inFlight.delete(work)).catch(() => undefined);
+    return work;
   }
 
   #wake() {

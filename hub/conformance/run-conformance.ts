@@ -210,7 +210,7 @@ async function checkCrashRecovery(
   maxSteps: number,
 ): Promise<[CheckStatus, string]> {
   const before = runtime.stats();
-  const bomb = "x".repeat(Math.min(manifest.limits.memoryMb * 2, 400) * 1024 * 1024);
+  const bomb = "x".repeat(Math.min(manifest.limits.memoryMb + 16, 400) * 1024 * 1024);
   let sent = false;
   const crashed = await playEpisode({ runtime, task, seed: SEED, builtinAgents: builtin, act: async () => (sent ? "" : ((sent = true), bomb)), maxSteps: 1 });
   const after = runtime.stats();

@@ -100,7 +100,7 @@ function parsePax(data: Buffer): Record<string, string> {
 function checkPath(path: string): string {
   const clean = path.replace(/^\.\//, "").replace(/\/+$/, "");
   const parts = clean.split("/");
-  if (clean.startsWith("/") || parts.some((p) => p === ".." ) || clean.includes("\\") || clean.includes("\0")) {
+  if (clean.startsWith("/") || parts.some((p) => p === "..") || clean.includes("\\") || clean.includes("\0")) {
     throw new InvalidTarballError(`tarball entry leaves its folder: ${path}`);
   }
   return clean;

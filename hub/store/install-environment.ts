@@ -116,7 +116,10 @@ async function installPinned(p: PinnedInstall, timings: Record<string, number>):
   if (p.expectedSha && p.expectedSha !== p.fetched.sha256) {
     throw new IntegrityError(
       `sha256 mismatch for ${label}: expected ${p.expectedSha}, the content hashes to ${p.fetched.sha256}. ` +
-        "It may be corrupt or tampered with; nothing was installed.",
+        "It may be corrupt or tampered with; nothing was installed." +
+        (p.fetched.resolved.type === "path"
+          ? ` If you edited ${p.fetched.resolved.path} on purpose, re-pin it: agentjet env pack ${p.fetched.resolved.path} --write-registry <registry.json>`
+          : ""),
       p.expectedSha,
       p.fetched.sha256,
     );

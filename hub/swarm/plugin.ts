@@ -22,7 +22,8 @@ export interface SwarmPluginOptions {
 /**
  * The server side of the client connection: a fastify plugin with one WebSocket route. It validates
  * every frame, requires `hello` first, and hands messages to the scheduler. Register it on the swarm
- * server's app: `await app.register(swarmPlugin, { scheduler })`.
+ * server's app: `await app.register(swarmPlugin, { scheduler })`. It is not encapsulated (like a
+ * fastify-plugin), so `app.websocketServer` is visible to the app it is registered on.
  */
 export async function swarmPlugin(app: FastifyInstance, options: SwarmPluginOptions): Promise<void> {
   const { scheduler } = options;
@@ -66,3 +67,6 @@ export async function swarmPlugin(app: FastifyInstance, options: SwarmPluginOpti
     socket.on("error", () => socket.terminate());
   });
 }
+
+// What fastify-plugin sets: register into the caller's scope instead of a child one.
+Object.assign(swarmPlugin, { [Symbol.for("skip-override")]: true, [Symbol.for("fastify.display-name")]: "agentjet-swarm" });

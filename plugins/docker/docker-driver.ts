@@ -35,7 +35,7 @@ export async function createDockerDriver(opts: DockerDriverOptions): Promise<Dri
   };
 }
 
-export function createContainerConfig(opts: DockerDriverOptions): Docker.ContainerCreateOptions {
+function createContainerConfig(opts: DockerDriverOptions): Docker.ContainerCreateOptions {
   const { manifest } = opts;
   const limits = manifest.limits;
   const memory = limits.memoryMb * 1024 * 1024;

@@ -16,7 +16,6 @@ export class StdioChannel implements Instance {
   #nextId = 1;
   #pending: { id: number; settle: (o: Outcome<unknown>) => void } | undefined;
   #stderr = "";
-  #exit: Promise<Failure>;
 
   private constructor(
     private readonly container: Docker.Container,
@@ -35,8 +34,7 @@ export class StdioChannel implements Instance {
       this.#stderr = (this.#stderr + chunk.toString("utf8")).slice(-STDERR_KEPT);
     });
     createInterface({ input: stdout, crlfDelay: Infinity }).on("line", (line) => this.#receive(line));
-    this.#exit = watchExit(container);
-    void this.#exit.then((failure) => this.#fail(this.#withStderr(failure)));
+    void watchExit(container).then((failure) => this.#fail(this.#withStderr(failure)));
   }
 
   static async attach(container: Docker.Container, onDisposed: (instance: Instance) => void): Promise<StdioChannel> {

@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClientEnvironment } from "../../sdk/swarm/client.ts";
-import { openFixtureEnv } from "./fixtures/fixture-envs.ts";
+import { FIXTURE_ENVS, openFixtureEnv } from "./fixtures/fixture-envs.ts";
 import { type ScriptedSwarm, schedulerEnv, startScriptedSwarm, waitFor } from "./fixtures/scripted-swarm.ts";
 import { spawnClient, stopChild } from "./fixtures/spawn-client.ts";
 
@@ -31,14 +31,14 @@ export const workflow = async (episode) => {
 
 let countUp: ClientEnvironment;
 let swarm: ScriptedSwarm;
-let child: ReturnType<typeof spawnClient> | null = null;
+const children: Array<ReturnType<typeof spawnClient>> = [];
 const dir = mkdtempSync(join(tmpdir(), "agentjet-hot-swap-"));
 
 beforeAll(async () => {
   countUp = await openFixtureEnv("count-up");
 });
 afterAll(async () => {
-  if (child) await stopChild(child.child);
+  await Promise.all(children.map((c) => stopChild(c.child)));
   await swarm?.close();
   await countUp?.runtime.close();
   rmSync(dir, { recursive: true, force: true });
@@ -54,7 +54,7 @@ describe("hot-swap of the workflow file with --watch", () => {
       groupSize: 2,
       delayMs: 20,
     });
-    child = spawnClient({ server: swarm.url, clientId: "hot", envs: ["count-up"], concurrency: 2, extra: ["--workflow", file, "--watch"] });
+    children.push(spawnClient({ server: swarm.url, clientId: "hot", envs: ["count-up"], concurrency: 2, extra: ["--workflow", file, "--watch"] }));
     const versions = () => swarm.events.flatMap((e) => (e.type === "episode-end" ? [e.result.info.workflowVersion] : []));
     await waitFor(() => versions().includes(1), 60_000, "an episode of workflow v1");
     const batchesBefore = swarm.scheduler.stats().batchesCompleted;
@@ -68,5 +68,26 @@ describe("hot-swap of the workflow file with --watch", () => {
     expect(versions().slice(versions().indexOf(2)).filter((v) => v === 1).length).toBeLessThanOrEqual(1);
     // The server side never restarted: the same scheduler kept counting batches.
     expect(swarm.scheduler.stats().batchesCompleted).toBeGreaterThanOrEqual(batchesBefore);
-  });
+  }, 150_000);
+
+  it("re-opens an edited local plugin and announces it again; its new reward code runs from the next episode", async () => {
+    for (const c of children.splice(0)) await stopChild(c.child);
+    await swarm?.close();
+    const pluginDir = join(dir, "count-up");
+    cpSync(join(FIXTURE_ENVS, "count-up"), pluginDir, { recursive: true });
+    // No hash pinned: an edited local plugin keeps getting its environment's episodes.
+    swarm = await startScriptedSwarm([countUp.runtime], { environments: [schedulerEnv(countUp.runtime)], batchTasks: 2, groupSize: 2, delayMs: 20 });
+    children.push(spawnClient({ server: swarm.url, clientId: "hot-env", envs: ["count-up"], concurrency: 2, envPath: pluginDir, extra: ["--watch"] }));
+    const rewards = () => swarm.events.flatMap((e) => (e.type === "episode-end" ? [e.result.rewards.solver] : []));
+    await waitFor(() => rewards().includes(1), 60_000, "an episode scored by the original reward code").catch((err) => {
+      throw new Error(`${(err as Error).message}\n${children[0]!.output()}`);
+    });
+    const src = join(pluginDir, "src", "index.ts");
+    const editedAt = performance.now();
+    writeFileSync(src, readFileSync(src, "utf8").replace("right ? 1 : 0", "right ? 0.5 : 0"));
+    await waitFor(() => rewards().includes(0.5), 60_000, "an episode scored by the edited reward code").catch((err) => {
+      throw new Error(`${(err as Error).message}\n${children[0]!.output()}`);
+    });
+    console.log(`hot-swap: plugin file change -> first episode scored by the new reward code: ${(performance.now() - editedAt).toFixed(0)} ms`);
+  }, 150_000);
 });

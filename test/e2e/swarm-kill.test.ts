@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClientEnvironment } from "../../sdk/swarm/client.ts";
 import { openFixtureEnv } from "./fixtures/fixture-envs.ts";
-import { type ScriptedSwarm, schedulerEnv, startScriptedSwarm, waitFor, waitForBatches } from "./fixtures/scripted-swarm.ts";
+import { type RealSwarm, startRealSwarm } from "./fixtures/real-swarm.ts";
+import { schedulerEnv, waitFor } from "./fixtures/scripted-swarm.ts";
 import { spawnClient, stopChild } from "./fixtures/spawn-client.ts";
 
 let countUp: ClientEnvironment;
 let relay: ClientEnvironment;
-let swarm: ScriptedSwarm;
+let swarm: RealSwarm;
 const children: Array<ReturnType<typeof spawnClient>> = [];
 
 beforeAll(async () => {
@@ -18,57 +19,62 @@ afterAll(async () => {
   await Promise.all([countUp?.runtime.close(), relay?.runtime.close()]);
 });
 
-describe("a swarm of three clients, one killed mid-episode", () => {
+describe("a swarm of three clients on the real server, one killed mid-episode", () => {
   it("fills every batch with its quotas, with no duplicate or lost samples, re-running the killed client's episodes elsewhere", async () => {
     const groupSize = 3;
-    swarm = await startScriptedSwarm([countUp.runtime, relay.runtime], {
+    const batches = 2;
+    swarm = await startRealSwarm([countUp.runtime, relay.runtime], {
       environments: [
         schedulerEnv(countUp.runtime, { weight: 0.5, hash: countUp.hash }),
         schedulerEnv(relay.runtime, { weight: 0.5, hash: relay.hash }),
       ],
       batchTasks: 4,
       groupSize,
-      maxBatches: 2,
+      maxBatches: batches,
       leaseMs: 1500,
       heartbeatMs: 200,
       delayMs: 60,
     });
-    // The victim starts first and gets a head start; the others connect while it is mid-episode.
+    const store = swarm.app.agentjet.store;
+    // The victim starts first; the others connect while it is mid-episode.
     const victim = spawnClient({ server: swarm.url, clientId: "victim", envs: ["count-up", "relay"], concurrency: 6 });
     children.push(victim);
     await waitFor(() => swarm.events.some((e) => e.type === "client" && e.clientId === "victim"), 60_000, "the victim to connect");
     children.push(spawnClient({ server: swarm.url, clientId: "only-count-up", envs: ["count-up"], concurrency: 3 }));
     children.push(spawnClient({ server: swarm.url, clientId: "only-relay", envs: ["relay"], concurrency: 3 }));
-    await waitFor(() => [...swarm.registry.episodes.values()].some((e) => e.clientId === "victim" && e.state === "claimed" && e.calls.length > 0), 60_000, "the victim to be mid-episode");
-
-    const killedMidEpisode = [...swarm.registry.episodes.values()].filter((e) => e.clientId === "victim" && e.state === "claimed").map((e) => e.reg.episodeId);
+    const victimMidEpisode = () => store.list({ state: "claimed" }).filter((e) => e.clientId === "victim" && store.tracker.callsOf(e.episodeId).length > 0);
+    await waitFor(() => victimMidEpisode().length > 0, 60_000, "the victim to be mid-episode");
+    const killed = store.list({ state: "claimed" }).filter((e) => e.clientId === "victim").map((e) => e.episodeId);
     victim.child.kill("SIGKILL");
-    expect(killedMidEpisode.length).toBeGreaterThan(0);
 
-    await waitForBatches(swarm, 2, 90_000);
-    const batches = swarm.events.flatMap((e) => (e.type === "batch" ? [e.batch] : []));
-    for (const b of batches) {
+    await waitFor(() => swarm.events.filter((e) => e.type === "batch").length >= batches, 90_000, "both batches");
+    const reports = swarm.events.flatMap((e) => (e.type === "batch" ? [e.batch] : []));
+    for (const b of reports) {
       expect(b.quotas).toEqual({ "count-up": 2, relay: 2 });
       expect(b.filled).toEqual(b.quotas);
       expect(b.failedGroups).toBe(0);
       for (const g of b.groups) expect(g.episodes).toHaveLength(groupSize);
     }
 
-    // Exactly one ended episode per (group, member): nothing lost, nothing twice.
+    // Exactly one ended episode per (group, member) in the server's store: nothing lost, nothing twice.
     const slotOf = (episodeId: string) => episodeId.replace(/-t\d+$/, "");
-    const ended = [...swarm.registry.episodes.values()].filter((e) => e.state === "ended");
-    const slots = ended.map((e) => slotOf(e.reg.episodeId));
+    const trainEnded = swarm.ended.filter((e) => !e.episode.eval);
+    const slots = trainEnded.map((e) => slotOf(e.episode.episodeId));
     expect(new Set(slots).size).toBe(slots.length);
-    expect(slots.length).toBe(2 * 4 * groupSize);
-    const sampleKeys = swarm.registry.samples.map((s) => `${s.episodeId}/${s.agentId}`);
-    expect(new Set(sampleKeys).size).toBe(sampleKeys.length);
-    expect(swarm.registry.samples).toHaveLength(2 * 2 * groupSize * 1 + 2 * 2 * groupSize * 2);
+    expect(slots.length).toBe(batches * 4 * groupSize);
+    // Every ended episode's recorded calls: count-up one call, relay four (two per seat); all rewarded 1.
+    for (const e of trainEnded) {
+      expect(e.calls.length).toBe(e.episode.env === "count-up" ? 1 : 4);
+      for (const r of Object.values(e.episode.rewards ?? {})) expect(r).toBe(1);
+    }
 
-    // The victim's in-flight episodes were aborted (partial records discarded) and re-run by the others.
-    for (const id of killedMidEpisode) {
-      expect(swarm.registry.episodes.get(id)!.state).toBe("aborted");
-      const rerun = ended.find((e) => slotOf(e.reg.episodeId) === slotOf(id));
-      expect(rerun?.clientId).toMatch(/^only-/);
+    // The victim's in-flight episodes were aborted as lost (their partial calls discarded) and re-run by the others.
+    expect(killed.length).toBeGreaterThan(0);
+    for (const id of killed) {
+      const a = swarm.aborted.find((x) => x.episode.episodeId === id);
+      expect(a?.episode.abortReason?.kind).toBe("client-lost");
+      const rerun = trainEnded.find((e) => slotOf(e.episode.episodeId) === slotOf(id));
+      expect(rerun?.episode.clientId).toMatch(/^only-/);
     }
     expect(swarm.events.some((e) => e.type === "client" && e.clientId === "victim" && e.status === "lost")).toBe(true);
   });

@@ -25,5 +25,3 @@ export function describeDocker(name: string, fn: () => void): void {
   console.warn(`\n!!! SKIPPED "${name}": no Docker engine answers. Start dockerd (or set DOCKER_HOST) to run it.\n`);
   describe.skip(name, fn);
 }
-
-export const dockerIsAvailable = available;

@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import Docker from "dockerode";
 import { describeDocker } from "../helpers/docker.ts";
-import { parseJson, REPO, runCli, snapshotTree, tempDir } from "./helpers.ts";
+import { parseJson, REPO, runCli, snapshotTree, removeTempDirs, tempDir } from "./helpers.ts";
 
 const AIME_DATA = "/work/shared/data/aime-2024.jsonl";
 
@@ -34,7 +35,13 @@ async function scaffoldToInstall(kind: "vm" | "docker"): Promise<void> {
   expect(installed).toMatchObject({ name, version: "0.1.0", kind, verified: "registry", sha256: pack["sha256"], smoke: { kind: "ok" } });
   if (kind === "docker") expect(installed["image"]).toBe(`agentjet-env-${name}:${(pack["sha256"] as string).slice(0, 16)}`);
   expect(add.stderr).toMatch(/smoke check passed/);
+  const removed = await runCli(["env", "remove", name, "--json"], project);
+  expect(parseJson(removed)["removed"]).toMatchObject({ name, removed: true, ...(kind === "docker" ? { image: installed["image"] } : {}) });
+  // `env test <folder>` on a docker source builds a throwaway image of its own.
+  if (kind === "docker") await new Docker().getImage(`agentjet-env/${name}:0.1.0`).remove().catch(() => undefined);
 }
+
+afterAll(removeTempDirs);
 
 describe("agentjet env (CLI)", () => {
   it("add aime --data, list, test, remove", async () => {

@@ -1,14 +1,23 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export const REPO = join(import.meta.dirname, "..", "..");
 export const FIXTURES = join(import.meta.dirname, "fixtures");
 
+const made: string[] = [];
+
 export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `agentjet-hub-${prefix}-`));
+  const dir = mkdtempSync(join(tmpdir(), `agentjet-hub-${prefix}-`));
+  made.push(dir);
+  return dir;
+}
+
+/** Removes every folder `tempDir` made (call from afterAll). */
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 /** path -> sha256 of content (or link target) of every file under `dir`, for byte-for-byte comparisons. */

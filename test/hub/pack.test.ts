@@ -1,9 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { extractTar, gzipTar, packTree, readTar, writeTar } from "../../hub/registry/index.ts";
-import { tempDir } from "./helpers.ts";
+import { removeTempDirs, tempDir } from "./helpers.ts";
 
 // A path over ustar's 100-byte name field, which goes into the prefix field.
 const DEEP = `d/${"e".repeat(60)}/${"f".repeat(60)}`;
@@ -20,6 +20,8 @@ function makePlugin(): string {
   writeFileSync(join(dir, "old.tgz"), "ignored");
   return dir;
 }
+
+afterAll(removeTempDirs);
 
 describe("packed content", () => {
   it("is reproducible: same folder, same hash, whatever the mtimes", () => {

@@ -1,11 +1,11 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { openEnvironment } from "../../plugins/index.ts";
 import { gzipTar, packTree } from "../../hub/registry/index.ts";
 import { addEnvironment, installFromLock, readLockfile, resolveInstalled } from "../../hub/store/index.ts";
-import { FIXTURES, snapshotTree, tempDir } from "./helpers.ts";
+import { FIXTURES, snapshotTree, removeTempDirs, tempDir } from "./helpers.ts";
 
 async function firstObservation(project: string, name: string): Promise<string> {
   const env = resolveInstalled(name, undefined, { projectDir: project });
@@ -31,6 +31,8 @@ function writeRegistry(dir: string, name: string, tarball: string, sha256: strin
   writeFileSync(file, JSON.stringify({ environments: { [name]: entry } }));
   return file;
 }
+
+afterAll(removeTempDirs);
 
 describe("env store", () => {
   it("installs each environment's own dependencies: two majors of one package both work", async () => {
@@ -76,5 +78,31 @@ describe("env store", () => {
       message: expect.stringContaining("sha256 mismatch for dep-seven@1.0.0"),
     });
     expect(snapshotTree(project)).toEqual(before.tree);
+  });
+});
+
+describe("env store: versions", () => {
+  it("moves to the registry's newest version and drops the old one", async () => {
+    const work = tempDir("versions");
+    const { cpSync } = await import("node:fs");
+    const v1 = join(work, "v1");
+    const v2 = join(work, "v2");
+    cpSync(join(FIXTURES, "dep-seven"), v1, { recursive: true });
+    cpSync(join(FIXTURES, "dep-seven"), v2, { recursive: true });
+    const manifestPath = join(v2, "agentjet.env.json");
+    writeFileSync(manifestPath, readFileSync(manifestPath, "utf8").replace('"version": "1.0.0"', '"version": "1.1.0"'));
+    const version = (dir: string) => ({ source: { type: "path", path: dir }, kind: "vm", sha256: packTree(dir).sha256 });
+    const registry = join(work, "registry.json");
+    writeFileSync(registry, JSON.stringify({ environments: { "dep-seven": { description: "d", license: "MIT", versions: { "1.0.0": version(v1) } } } }));
+    const project = join(work, "project");
+    const first = await addEnvironment({ name: "dep-seven", registry, projectDir: project, smoke: false });
+    expect(first.version).toBe("1.0.0");
+    writeFileSync(registry, JSON.stringify({ environments: { "dep-seven": { description: "d", license: "MIT", versions: { "1.0.0": version(v1), "1.1.0": version(v2) } } } }));
+    const second = await addEnvironment({ name: "dep-seven", registry, projectDir: project, smoke: false });
+    expect(second).toMatchObject({ version: "1.1.0", alreadyInstalled: false, verified: "registry" });
+    expect(resolveInstalled("dep-seven", undefined, { projectDir: project })?.version).toBe("1.1.0");
+    expect(Object.keys(snapshotTree(join(project, ".agentjet", "envs", "dep-seven"))).every((p) => p.startsWith("1.1.0/"))).toBe(true);
+    const again = await addEnvironment({ name: "dep-seven", registry, projectDir: project, smoke: false });
+    expect(again.alreadyInstalled).toBe(true);
   });
 });

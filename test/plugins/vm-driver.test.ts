@@ -65,6 +65,12 @@ describe("isolated-vm driver: supervision", () => {
     await rt.close();
   });
 
+  it("fills the warm pool through a cap on concurrent starts without over-starting", async () => {
+    const rt = await openEnvironment({ ...faulty, bundlePath, warm: 3, maxInstances: 6, maxConcurrentStarts: 1 });
+    expect(rt.stats()).toMatchObject({ started: 3, live: 3, idle: 3 });
+    await rt.close();
+  });
+
   it("replaces a failed instance so that the pool stays warm", async () => {
     const rt = await openEnvironment({ ...faulty, bundlePath, warm: 1 });
     const s = await openOk(rt);

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClientEnvironment, SwarmClient } from "../../sdk/swarm/client.ts";
 import type { Workflow } from "../../sdk/swarm/workflow.ts";
 import { openFixtureEnv } from "../e2e/fixtures/fixture-envs.ts";
-import { schedulerEnv, startScriptedSwarm, waitForBatches } from "../e2e/fixtures/scripted-swarm.ts";
+import { startRealSwarm } from "../e2e/fixtures/real-swarm.ts";
+import { schedulerEnv, waitFor } from "../e2e/fixtures/scripted-swarm.ts";
 
 let countUp: ClientEnvironment;
 let relay: ClientEnvironment;
@@ -14,9 +15,9 @@ afterAll(async () => {
   await Promise.all([countUp?.runtime.close(), relay?.runtime.close()]);
 });
 
-/** One seeded run with a workflow; returns the recorded token ids per (episode, agent) and the rewards. */
+/** One seeded run on the real server with a workflow; returns the token ids its tracker recorded per call, and the rewards. */
 async function record(workflow: Workflow) {
-  const swarm = await startScriptedSwarm([countUp.runtime, relay.runtime], {
+  const swarm = await startRealSwarm([countUp.runtime, relay.runtime], {
     environments: [schedulerEnv(countUp.runtime), schedulerEnv(relay.runtime)],
     batchTasks: 2,
     groupSize: 2,
@@ -26,9 +27,13 @@ async function record(workflow: Workflow) {
   const client = new SwarmClient({ url: swarm.url, environments: [countUp, relay], concurrency: 4, workflow });
   try {
     await client.start();
-    await waitForBatches(swarm, 1);
+    await waitFor(() => swarm.events.some((e) => e.type === "batch"), 30_000, "the batch");
     const batch = swarm.events.flatMap((e) => (e.type === "batch" ? [e.batch] : []))[0]!;
-    const tokens = Object.fromEntries(swarm.registry.samples.map((s) => [`${s.episodeId}/${s.agentId}`, s.tokenIds]));
+    const tokens = Object.fromEntries(
+      swarm.ended.flatMap((e) =>
+        e.calls.map((c) => [`${c.episodeId}/${c.agentId}/${c.seq}`, [...c.segments.flatMap((s) => s.ids), ...c.headerIds, ...c.outputIds]]),
+      ),
+    );
     const rewards = Object.fromEntries(batch.groups.flatMap((g) => g.episodes.map((e) => [e.episodeId, e.rewards])));
     return { tokens, rewards, failed: batch.failedGroups };
   } finally {
@@ -47,7 +52,8 @@ describe("framework-agnostic workflows", () => {
     }
     const reference = runs.fetch!;
     expect(reference.failed).toBe(0);
-    expect(Object.keys(reference.tokens)).toHaveLength(2 * 1 + 2 * 2);
+    // count-up: 2 episodes x 1 call; relay: 2 episodes x 4 calls (two per seat).
+    expect(Object.keys(reference.tokens)).toHaveLength(2 * 1 + 2 * 4);
     for (const t of Object.values(reference.tokens)) expect(t.length).toBeGreaterThan(0);
     for (const f of frameworks) {
       expect(runs[f]!.failed, f).toBe(0);

@@ -3,7 +3,7 @@ import { SwarmClient } from "../../sdk/swarm/client.ts";
 import type { ClientEnvironment } from "../../sdk/swarm/client.ts";
 import { defineWorkflow } from "../../sdk/swarm/workflow.ts";
 import { openFixtureEnv } from "../e2e/fixtures/fixture-envs.ts";
-import { schedulerEnv, startScriptedSwarm, waitForBatches } from "../e2e/fixtures/scripted-swarm.ts";
+import { schedulerEnv, startScriptedSwarm, waitFor, waitForBatches } from "../e2e/fixtures/scripted-swarm.ts";
 
 let countUp: ClientEnvironment;
 let relay: ClientEnvironment;
@@ -113,6 +113,42 @@ describe("SwarmClient with the default agent loop", () => {
       expect(retried).toHaveLength(2);
       expect(swarm.registry.aborted.map((a) => a.reason.kind)).toEqual(["crash", "crash"]);
       expect(swarm.registry.samples).toHaveLength(4);
+    } finally {
+      await client.stop();
+      await swarm.close();
+    }
+  });
+
+  it("reconnects with backoff after the connection drops and keeps its running episodes", async () => {
+    const swarm = await startScriptedSwarm([relay.runtime], {
+      environments: [schedulerEnv(relay.runtime)],
+      maxBatches: 1,
+      batchTasks: 2,
+      leaseMs: 10_000,
+      delayMs: 100,
+    });
+    const events: string[] = [];
+    const client = new SwarmClient({
+      url: swarm.url,
+      clientId: "flaky",
+      environments: [relay],
+      concurrency: 4,
+      backoff: { initialMs: 20, maxMs: 200 },
+      onEvent: (e) => events.push(e.type === "connected" ? `connected:${e.resumed.length}` : e.type),
+    });
+    try {
+      await client.start();
+      // relay makes four calls per episode: after the first, the episodes are mid-way.
+      await waitFor(() => swarm.calls.length > 0, 10_000, "a first chat call");
+      for (const socket of swarm.app.websocketServer.clients) socket.terminate();
+      await waitForBatches(swarm, 1);
+      expect(events).toContain("disconnected");
+      expect(events.filter((e) => e.startsWith("connected:")).length).toBeGreaterThanOrEqual(2);
+      expect(events.some((e) => e.startsWith("connected:") && e !== "connected:0")).toBe(true);
+      const batch = swarm.events.flatMap((e) => (e.type === "batch" ? [e.batch] : []))[0]!;
+      // Re-attached, not re-run: every episode finished on its first try.
+      expect(batch.groups.flatMap((g) => g.episodes.map((e) => e.attempt))).toEqual([0, 0, 0, 0]);
+      expect(swarm.scheduler.stats().lost).toBe(0);
     } finally {
       await client.stop();
       await swarm.close();

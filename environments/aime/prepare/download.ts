@@ -22,7 +22,12 @@ export async function downloadRows(source: HubSource, fetchImpl: typeof fetch = 
   for (let offset = 0; ; offset += PAGE) {
     const url = new URL(ROWS_URL);
     url.search = new URLSearchParams({ ...source, offset: String(offset), length: String(PAGE) }).toString();
-    const res = await fetchImpl(url);
+    let res: Response;
+    try {
+      res = await fetchImpl(url);
+    } catch (cause) {
+      throw new AimeDataError(`download ${source.dataset} failed (${(cause as Error).message}); offline, pass --data <file>`, { cause });
+    }
     if (!res.ok) throw new AimeDataError(`download ${source.dataset}: HTTP ${res.status}`);
     const body = (await res.json()) as { rows?: Array<{ row?: Record<string, unknown> }>; num_rows_total?: number };
     const page = (body.rows ?? []).flatMap((r) => (r.row === undefined ? [] : [r.row]));

@@ -18,12 +18,12 @@ export async function prepare(ctx: PrepareContext): Promise<void> {
   const opt = (k: string): string | undefined => (typeof ctx.options[k] === "string" ? (ctx.options[k] as string) : undefined);
   const format = opt("format") as DataFormat | undefined;
   if (format !== undefined && !["jsonl", "json", "parquet"].includes(format)) throw new AimeDataError(`unknown format "${format}"`);
-  const fields = (idPrefix: string): FieldMapping => ({
+  const byPosition = (idPrefix: string): FieldMapping => ({
     problem: opt("problemField") ?? "problem",
     answer: opt("answerField") ?? "answer",
-    id: opt("idField") ?? "id",
     idPrefix,
   });
+  const fields = (idPrefix: string): FieldMapping => ({ ...byPosition(idPrefix), id: opt("idField") ?? "id" });
   const fromFile = async (path: string, split: string): Promise<Task[]> => {
     const tasks = mapRecords(await readRecords(path, format), fields(basename(path, extname(path))), split);
     ctx.log(`aime: ${tasks.length} tasks from ${path} -> ${split}`);
@@ -43,8 +43,7 @@ export async function prepare(ctx: PrepareContext): Promise<void> {
       const rows = await downloadRows(source);
       const prefix = source.dataset.split("/").at(-1) ?? source.dataset;
       // Numbered by position: the two sources' own id fields differ and would collide.
-      const { id: _unused, ...byPosition } = fields(`aime-${prefix}`);
-      all.push(...mapRecords(rows, byPosition, "test"));
+      all.push(...mapRecords(rows, byPosition(`aime-${prefix}`), "test"));
       ctx.log(`aime: ${rows.length} tasks downloaded from ${source.dataset}`);
     }
     test = all;

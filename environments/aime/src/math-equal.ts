@@ -29,10 +29,13 @@ interface Budget {
  * Gold first: `x = 3` as a prediction matches gold `3`, but not the other way round.
  */
 export function compareMath(gold: string, prediction: string, timeLimitMs: number): MathComparison {
-  const budget = { deadline: Date.now() + timeLimitMs };
   try {
+    // Building the engine (once per isolate) is start-up cost, not this comparison's.
+    getEngine();
+    const budget = { deadline: Date.now() + timeLimitMs };
     return compareNormalized(normalizeAnswer(gold), normalizeAnswer(prediction), budget);
   } catch {
+    // The CAS throws on some malformed input; that is an unparseable answer, not a crash.
     return { kind: "unparseable" };
   }
 }

@@ -6,12 +6,15 @@ export type IntegerReading =
   | { kind: "hedged"; values: string[] }
   | { kind: "unparseable" };
 
+const PLAIN = /^\s*\d{1,15}\s*$/;
 const HEDGE_SEPARATOR = /\s*(?:,|;|\bor\b|\band\b|\\quad|\\qquad|\\pm|\\mp)\s*/;
 const WITH_UNITS = /^(-?\d+(?:\.\d+)?|\\frac\{\d+\}\{\d+\})\s+[A-Za-z][A-Za-z\s.]*$/;
 const LEADING_NUMBER = /^(-?\d+)(?:\.\s|\s+|\.$|$)(?!.*\d)/;
 
 /** Reads an AIME-style answer: one exact number, possibly written as `x = 033` or `\frac{84}{2}`. */
 export function readIntegerAnswer(raw: string): IntegerReading {
+  // The common case, a bare number, skips normalisation.
+  if (PLAIN.test(raw)) return { kind: "value", value: { num: BigInt(raw.trim()), den: 1n } };
   let s = normalizeAnswer(raw).replace(/\{,\}/g, "");
   const eq = s.lastIndexOf("=");
   if (eq >= 0) s = s.slice(eq + 1).trim();

@@ -155,6 +155,40 @@ describe("errors in OpenAI's shape", () => {
   });
 });
 
+describe("calls racing the episode's end", () => {
+  it("a call in flight when its episode ends gets 409 and is not recorded", async () => {
+    let release: () => void = () => {};
+    let entered: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const started = new Promise<void>((r) => (entered = r));
+    const engine = scriptedEngine(["late<|im_end|>"]);
+    const generate = engine.generate.bind(engine);
+    engine.generate = async (ids, params) => {
+      entered();
+      await gate;
+      return generate(ids, params);
+    };
+    const app = await buildTestServer({ main: engine });
+    apps.push(app);
+    const store = app.agentjet.store;
+    store.register({ episodeId: "race", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
+    const claim = store.claim();
+    if (claim.kind !== "claimed") throw new Error("no claim");
+    const pending = app.inject({
+      method: "POST",
+      url: "/v1/chat/completions",
+      headers: { authorization: `Bearer ${claim.keys.solver}` },
+      payload: { model: "main", messages: [{ role: "user", content: "x" }] },
+    });
+    await started;
+    store.end("race", { rewards: { solver: 0 } });
+    release();
+    const res = await pending;
+    expect(res.statusCode).toBe(409);
+    expect(store.tracker.callsOf("race")).toEqual([]);
+  });
+});
+
 describe("GET /v1/models", () => {
   it("lists policies and frozen models", async () => {
     const { app } = await setup([]);

@@ -59,4 +59,12 @@ describe("SamplePool", () => {
     expect(pool.entries("other")).toHaveLength(1);
     expect(db.prepare("SELECT COUNT(*) AS n FROM training_pool_samples").get()).toEqual({ n: 1 });
   });
+
+  it("refuses a corrupt row with a coded error", () => {
+    const { db } = openDb();
+    const pool = new SamplePool(db);
+    pool.add([unit("main", "e1", "a", 1)]);
+    db.prepare("UPDATE training_pool_samples SET loss_mask = ?").run(Buffer.from([1]));
+    expect(() => pool.loadSamples(pool.entries("main"))).toThrow(expect.objectContaining({ code: "AJ_ERR_POOL_CORRUPT" }));
+  });
 });
