@@ -164,7 +164,7 @@ export async function runConformance(opts: RunConformanceOptions): Promise<Confo
     else record("reset-step", "pass", `${episodes.length} episode(s) ran to done with rewards in [${manifest.reward.min}, ${manifest.reward.max}]`);
 
     if (!hasSolve) {
-      record("solve", "fail", "the plugin defines no reference solve(); add one so the suite can check that the top reward is reachable");
+      record("solve", "skip", "the plugin defines no reference solve(), so reaching the top reward is not checked (fine for games no fixed strategy can always win)");
     } else {
       const top = episodes.map((e) => (e.kind === "done" ? e.rewards[played] : undefined));
       const hits = top.filter((r) => r === manifest.reward.max).length;

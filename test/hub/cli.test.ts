@@ -1,12 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import Docker from "dockerode";
 import { describeDocker } from "../helpers/docker.ts";
 import { parseJson, REPO, runCli, snapshotTree, removeTempDirs, tempDir } from "./helpers.ts";
 
-const AIME_DATA = "/work/shared/data/aime-2024.jsonl";
+/** CI places shared/ beside the clone; this checkout may only have it at /work/shared. */
+const AIME_DATA = [resolve(REPO, "../shared/data/aime-2024.jsonl"), "/work/shared/data/aime-2024.jsonl"].find((p) => existsSync(p)) ?? resolve(REPO, "../shared/data/aime-2024.jsonl");
 
 /** init -> test -> pack -> a temporary registry -> add, all through the CLI, in a fresh project. */
 async function scaffoldToInstall(kind: "vm" | "docker"): Promise<void> {
