@@ -2,7 +2,7 @@ import type { Task } from "../../sdk/env/protocol.ts";
 
 /**
  * What the scheduler needs from the swarm server's episode store. The server's `EpisodeStore` satisfies
- * it (directly, or through `adaptEpisodeStore`); tests may use any faithful implementation.
+ * it (directly, or through `registryFromEpisodeStore`); tests may use any faithful implementation.
  */
 export interface EpisodeRegistry {
   /** Registers one episode attempt (a fresh id for every try). */

@@ -25,7 +25,7 @@ export function createEpisodeStorePort(store: EpisodeStore): EpisodeStorePort {
     resumeClaims: () => store.resumeClaims(),
     inFlight: () => store.inFlight(),
     abandon: (ids) => {
-      store.abandon(ids);
+      store.abandon(ids, "in flight past server.syncTimeoutS during a weight update");
     },
     onEnded(listener) {
       const offEnded = store.on("ended", (e, calls) => listener(toEnded(e, calls, { kind: "rewarded", rewards: e.rewards ?? {} })));

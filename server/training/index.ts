@@ -24,5 +24,4 @@ export { buildPrefixTree, measurePrefixSavings, readTreePath } from "./prefix-tr
 export type { Sample, TrainBatch, TrainMetrics, TrainSample } from "./sample.ts";
 export type { PoolEntry } from "./sample-pool.ts";
 export { SamplePool } from "./sample-pool.ts";
-export { adaptEpisodeStore, SYNC_ABANDON_KIND } from "./store-adapter.ts";
 export { selectTrainingConfig } from "./training-config.ts";

@@ -3,7 +3,7 @@ import { openRunDb } from "../../../server/db/run-db.ts";
 import { createEpisodeStore } from "../../../server/episodes/episode-store.ts";
 import { TrainingCoordinator, type StepReport } from "../../../server/training/coordinator.ts";
 import { SamplePool } from "../../../server/training/sample-pool.ts";
-import { adaptEpisodeStore } from "../../../server/training/store-adapter.ts";
+import { createEpisodeStorePort } from "../../../server/episodes/episode-store-port.ts";
 import { createTinyEngine, rewardedEpisode, trainingConfig } from "./helpers/training-parts.ts";
 
 describe("TrainingCoordinator on the server's episode store", () => {
@@ -14,7 +14,7 @@ describe("TrainingCoordinator on the server's episode store", () => {
     const engine = createTinyEngine();
     const reports: StepReport[] = [];
     const coord = new TrainingCoordinator({
-      store: adaptEpisodeStore(store),
+      store: createEpisodeStorePort(store),
       engines: { main: engine },
       pool: new SamplePool(db),
       config: trainingConfig({ batchTasks: 1 }, { syncTimeoutS: 1 }),
