@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The agentjet CLI. Re-executes itself with --no-node-snapshot (isolated-vm needs it) and tsx.
 import { spawn } from "node:child_process";
+import { constants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -17,5 +18,5 @@ if (process.env.AGENTJET_CHILD === "1") {
     { stdio: "inherit", env: { ...process.env, AGENTJET_CHILD: "1" } },
   );
   for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
-  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 + 1 : 1)));
+  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1)));
 }

@@ -5,6 +5,8 @@ export interface Command {
   summary: string;
   /** The full `agentjet <name> --help` text: usage, every flag with its default, examples. */
   help: string;
+  /** The help for these arguments, when it depends on them (e.g. `env add --help`); `help` otherwise. */
+  helpFor?(argv: readonly string[]): string;
   /** Runs with the arguments after the command name; resolves to the exit code. */
   run(argv: string[]): Promise<number>;
 }

@@ -1,21 +1,28 @@
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Command, EXIT } from "./command.ts";
 
-async function loadCommands(): Promise<Command[]> {
-  const dir = join(import.meta.dirname, "commands");
-  const files = readdirSync(dir).filter((f) => f.endsWith(".ts")).sort();
-  const commands: Command[] = [];
-  for (const f of files) {
-    const mod = (await import(pathToFileURL(join(dir, f)).href)) as { command?: Command };
-    if (mod.command) commands.push(mod.command);
-  }
-  return commands;
+const COMMANDS_DIR = join(import.meta.dirname, "commands");
+
+/** Loads one command by name (`commands/<name>.ts`): a CLI start imports only what it runs. */
+async function loadCommand(name: string): Promise<Command | undefined> {
+  if (!/^[a-z][a-z-]*$/.test(name)) return undefined;
+  const file = join(COMMANDS_DIR, `${name}.ts`);
+  if (!existsSync(file)) return undefined;
+  const mod = (await import(pathToFileURL(file).href)) as { command?: Command };
+  return mod.command;
 }
 
-function usage(commands: readonly Command[]): string {
-  const width = Math.max(...commands.map((c) => c.name.length), 4);
+async function loadAllCommands(): Promise<Command[]> {
+  const names = readdirSync(COMMANDS_DIR).filter((f) => f.endsWith(".ts")).map((f) => f.slice(0, -3)).sort();
+  const commands = await Promise.all(names.map(loadCommand));
+  return commands.filter((c): c is Command => c !== undefined);
+}
+
+async function usage(): Promise<string> {
+  const commands = await loadAllCommands();
+  const width = Math.max(4, ...commands.map((c) => c.name.length));
   return [
     "agentjet: train LLM agents with reinforcement learning",
     "",
@@ -28,10 +35,9 @@ function usage(commands: readonly Command[]): string {
   ].join("\n");
 }
 
-const commands = await loadCommands();
 const [name, ...rest] = process.argv.slice(2);
 if (!name || name === "--help" || name === "-h" || name === "help") {
-  console.log(usage(commands));
+  console.log(await usage());
   process.exit(name ? EXIT.ok : EXIT.usage);
 }
 if (name === "--version" || name === "-v") {
@@ -39,13 +45,13 @@ if (name === "--version" || name === "-v") {
   console.log(pkg.default.version);
   process.exit(EXIT.ok);
 }
-const command = commands.find((c) => c.name === name);
+const command = await loadCommand(name);
 if (!command) {
-  console.error(`agentjet: unknown command '${name}'\n\n${usage(commands)}`);
+  console.error(`agentjet: unknown command '${name}'\n\n${await usage()}`);
   process.exit(EXIT.usage);
 }
 if (rest.includes("--help") || rest.includes("-h")) {
-  console.log(command.help);
+  console.log(command.helpFor?.(rest) ?? command.help);
   process.exit(EXIT.ok);
 }
 process.exitCode = await command.run(rest);

@@ -44,11 +44,8 @@ const HELP = [
 export const command: Command = {
   name: "env",
   summary: "manage environment plugins (add, list, info, remove, update, init, test, pack)",
-  // main.ts prints `help` itself when the arguments hold --help, so the text follows the subcommand named.
-  get help() {
-    const args = process.argv.slice(process.argv.indexOf("env") + 1);
-    return SUBCOMMANDS[args[0] ?? ""]?.help ?? HELP;
-  },
+  help: HELP,
+  helpFor: (argv) => SUBCOMMANDS[argv[0] ?? ""]?.help ?? HELP,
   async run(argv) {
     const [name, ...rest] = argv;
     const sub = name ? SUBCOMMANDS[name] : undefined;
