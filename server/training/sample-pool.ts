@@ -4,18 +4,11 @@ import { PoolCorruptError } from "./errors.ts";
 import type { Sample } from "./sample.ts";
 
 /** What the batching strategies see of one pooled (episode, agent); its samples stay on disk. */
-export interface PoolEntry {
-  policy: string;
-  episodeId: string;
-  agentId: string;
-  taskId: string;
-  env: string;
-  clientId: string | null;
-  reward: number;
+export type PoolEntry = Omit<EpisodeUnit, "samples"> & {
   /** Arrival order in the pool (older first). */
   seq: number;
   sampleCount: number;
-}
+};
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS training_pool_units (
