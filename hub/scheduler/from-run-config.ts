@@ -1,7 +1,7 @@
 import type { RunConfig } from "../../server/config/run-config.ts";
 import type { EpisodeRegistry, LoadTasks } from "./port.ts";
 import type { SchedulerOptions } from "./scheduler.ts";
-import type { SchedulerState } from "./state.ts";
+import type { SchedulerStateInput } from "./state.ts";
 
 /** What the run config does not say: each environment's resolved version, hash and seats. */
 export interface ResolvedEnvironment {
@@ -19,7 +19,7 @@ export function schedulerOptionsFromRunConfig(
     loadTasks: LoadTasks;
     registry: EpisodeRegistry;
     baseUrl: string | (() => string);
-    state?: SchedulerState;
+    state?: SchedulerStateInput;
     leaseMs?: number;
   },
 ): SchedulerOptions {

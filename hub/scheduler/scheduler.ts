@@ -1,11 +1,12 @@
 import type { Task } from "../../sdk/env/protocol.ts";
 import type { EnvAnnouncement, ParsedClientMessage, ServerMessage } from "../../sdk/swarm/protocol.ts";
 import { Deque } from "./deque.ts";
-import { BadStateError, NoTasksError, UnknownRoleTargetError, UnmappedRoleError } from "./errors.ts";
+import { BadStateError, NoTasksError } from "./errors.ts";
 import { type MixLedger, planQuotas, sharesAt } from "./mixing.ts";
-import type { AbortReason, AgentTarget, ClaimOutcome, EpisodeRegistry, LoadTasks, RegistryEvent } from "./port.ts";
+import type { AbortReason, ClaimOutcome, EpisodeRegistry, LoadTasks, RegistryEvent } from "./port.ts";
+import { checkRoleTargets, resolveSeats, type Seats, seatsOf } from "./resolve-seats.ts";
 import { deriveSeed } from "./rng.ts";
-import { type SchedulerState, SchedulerStateSchema } from "./state.ts";
+import { type SchedulerState, type SchedulerStateInput, SchedulerStateSchema } from "./state.ts";
 import { TaskStream, type TaskStreamPosition } from "./task-stream.ts";
 import type {
   BatchReport,
@@ -49,7 +50,7 @@ export interface SchedulerOptions {
   /** Evaluate every K completed batches (config `eval`); disabled when `every` is 0 or absent. */
   eval?: { every: number; split: string; tasks: number };
   /** State from `snapshot()` of an earlier run (`--resume`). */
-  state?: SchedulerState;
+  state?: SchedulerStateInput;
 }
 
 /** How the scheduler talks to one connected client (the swarm plugin gives one per socket). */
@@ -63,9 +64,6 @@ type Hello = Extract<ParsedClientMessage, { type: "hello" }>;
 interface EnvSlot {
   index: number;
   config: SchedulerEnvironment;
-  policyAgents: string[];
-  builtin: string[];
-  targets: Map<string, AgentTarget>;
   stream: TaskStream;
   queue: Deque<Slot>;
   clients: Set<ClientState>;
@@ -104,6 +102,8 @@ interface Slot {
   id: string;
   env: EnvSlot;
   task: Task;
+  /** Who plays each seat of this task. */
+  seats: Seats;
   seed: number;
   purpose: "train" | "eval";
   group: Group | null;
@@ -147,6 +147,8 @@ export class Scheduler {
   #ledger: MixLedger;
   #nextBatch: number;
   #evalRuns: number;
+  /** Groups of the resumed batches that had completed before the interruption: planned as complete. */
+  readonly #resumedDone: ReadonlySet<string>;
   #paused = false;
   #pumping = false;
   #closed = false;
@@ -176,23 +178,12 @@ export class Scheduler {
     };
     const state = options.state;
     this.#envs = options.environments.map((config, index) => {
-      const targets = new Map<string, AgentTarget>();
-      const builtin: string[] = [];
-      for (const agent of config.agents) {
-        const target = config.roles[agent.role];
-        if (target === undefined) throw new UnmappedRoleError(config.name, agent.role);
-        if (target === "@builtin") builtin.push(agent.id);
-        else if (options.policies.includes(target)) targets.set(agent.id, { kind: "policy", name: target });
-        else if (options.frozen.includes(target)) targets.set(agent.id, { kind: "frozen", name: target });
-        else throw new UnknownRoleTargetError(config.name, agent.role, target);
-      }
-      const policyAgents = [...targets].filter(([, t]) => t.kind === "policy").map(([id]) => id);
+      checkRoleTargets(config.name, config.roles, options);
+      // Every training task's seats must resolve now, not when its episode is due.
+      for (const task of tasks[index]!) this.#seats(config, task);
       return {
         index,
         config,
-        policyAgents,
-        builtin,
-        targets,
         stream: new TaskStream(tasks[index]!, options.seed, config.name, state?.streams[config.name]),
         queue: new Deque<Slot>(),
         clients: new Set<ClientState>(),
@@ -203,6 +194,7 @@ export class Scheduler {
       given: this.#envs.map((e) => state?.ledger[e.config.name]?.given ?? 0),
     };
     this.#nextBatch = state?.nextBatch ?? 0;
+    this.#resumedDone = new Set(state?.doneGroups ?? []);
     this.#evalRuns = state?.evalRuns ?? 0;
   }
 
@@ -357,6 +349,7 @@ export class Scheduler {
     let list = this.#evalTasks.get(key);
     if (!list) {
       list = await this.#o.loadTasks(env.config.name, split);
+      for (const task of list) this.#seats(env.config, task);
       this.#evalTasks.set(key, list);
     }
     return list;
@@ -364,7 +357,7 @@ export class Scheduler {
 
   // ---- state --------------------------------------------------------------------------------------
 
-  /** Serialisable state for `--resume`, taken at the start of the oldest unfinished batch. */
+  /** Serialisable state for `--resume`: planning from the oldest unfinished batch, with which of its groups completed. */
   snapshot(): SchedulerState {
     const oldest = this.#batches[0];
     const streams = oldest ? oldest.before.streams : this.#envs.map((e) => e.stream.position());
@@ -375,6 +368,10 @@ export class Scheduler {
       streams: Object.fromEntries(this.#envs.map((e, i) => [e.config.name, streams[i]!])),
       ledger: Object.fromEntries(this.#envs.map((e, i) => [e.config.name, { target: ledger.target[i]!, given: ledger.given[i]! }])),
       evalRuns: this.#evalRuns,
+      doneGroups: this.#batches.flatMap((b) => b.groups.filter((g) => g.status === "complete").map((g) => g.id)),
+      partialEpisodes: this.#batches.flatMap((b) =>
+        b.groups.filter((g) => g.status !== "complete").flatMap((g) => g.slots.flatMap((s) => (s.result ? [s.result.episodeId] : []))),
+      ),
     };
   }
 
@@ -407,15 +404,21 @@ export class Scheduler {
     const batch: Batch = { index, quotas, groups: [], replacements: 0, before };
     this.#batches.push(batch);
     this.#envs.forEach((env, i) => {
-      for (let k = 0; k < quotas[i]!; k++) this.#addGroup(batch, env);
+      for (let k = 0; k < quotas[i]!; k++) this.#addGroup(batch, env, true);
     });
-    if (batch.groups.length === 0) this.#finishBatches();
+    if (batch.groups.every((g) => g.status !== "running")) this.#finishBatches();
   }
 
-  #addGroup(batch: Batch, env: EnvSlot): void {
+  #addGroup(batch: Batch, env: EnvSlot, planned = false): void {
     const task = env.stream.next();
     const g = batch.groups.length;
     const group: Group = { id: `${batch.index}:${g}`, env, task, batch, slots: [], status: "running", failures: [] };
+    if (planned && this.#resumedDone.has(group.id)) {
+      // Its episodes finished before the interruption and wait in the sample pool: not played again.
+      group.status = "complete";
+      batch.groups.push(group);
+      return;
+    }
     for (let m = 0; m < this.#o.groupSize; m++) {
       const slot = this.#newSlot(`b${batch.index}-g${g}-m${m}`, env, task, "train", group, null);
       group.slots.push(slot);
@@ -429,6 +432,7 @@ export class Scheduler {
       id,
       env,
       task,
+      seats: this.#seats(env.config, task),
       seed: deriveSeed(this.#o.seed, id),
       purpose,
       group,
@@ -514,7 +518,7 @@ export class Scheduler {
         taskId: slot.task.id,
         groupId: slot.group?.id ?? slot.id,
         purpose: slot.purpose,
-        agents: [...env.targets].map(([agentId, target]) => ({ agentId, role: this.#roleOf(env, agentId), target })),
+        agents: slot.seats.agents,
       });
       claim = await this.#o.registry.claim(episodeId, client.id);
     } catch (err) {
@@ -544,8 +548,8 @@ export class Scheduler {
     this.#stats.assigned += 1;
     const agents: Record<string, { baseUrl: string; apiKey: string; model: string; role: string }> = {};
     const baseUrl = (typeof this.#o.baseUrl === "string" ? this.#o.baseUrl : this.#o.baseUrl()).replace(/\/+$/, "");
-    for (const [agentId, target] of env.targets) {
-      agents[agentId] = { baseUrl, apiKey: claim.keys[agentId] ?? "", model: target.name, role: this.#roleOf(env, agentId) };
+    for (const { agentId, role, target } of slot.seats.agents) {
+      agents[agentId] = { baseUrl, apiKey: claim.keys[agentId] ?? "", model: target.name, role };
     }
     client.link.send({
       type: "assign",
@@ -555,7 +559,7 @@ export class Scheduler {
         task: slot.task,
         seed: slot.seed,
         agents,
-        builtinAgents: env.builtin,
+        builtinAgents: slot.seats.builtin,
         maxTurns: env.config.maxTurns,
         purpose: slot.purpose,
         attempt,
@@ -563,8 +567,8 @@ export class Scheduler {
     });
   }
 
-  #roleOf(env: EnvSlot, agentId: string): string {
-    return env.config.agents.find((a) => a.id === agentId)?.role ?? agentId;
+  #seats(env: SchedulerEnvironment, task: Task): Seats {
+    return resolveSeats(env.name, seatsOf(task, env.agents), env.roles, this.#o);
   }
 
   #release(slot: Slot): void {
@@ -597,7 +601,8 @@ export class Scheduler {
       this.#pump();
       return;
     }
-    this.#emit({ type: "episode-end", env: slot.env.config.name, taskId: slot.task.id, purpose: slot.purpose, result });
+    const trained = slot.seats.agents.filter((a) => a.target.kind === "policy").map((a) => a.agentId);
+    this.#emit({ type: "episode-end", env: slot.env.config.name, taskId: slot.task.id, purpose: slot.purpose, trained, result });
     this.#settle(slot);
     this.#pump();
   }
@@ -724,7 +729,8 @@ export class Scheduler {
       const slots = run.slots.filter((s) => s.env === env);
       const done = slots.filter((s) => s.result);
       const means = done.map((s) => {
-        const ids = env.policyAgents.length > 0 ? env.policyAgents : Object.keys(s.result!.rewards);
+        const trained = s.seats.agents.filter((a) => a.target.kind === "policy").map((a) => a.agentId);
+        const ids = trained.length > 0 ? trained : Object.keys(s.result!.rewards);
         const rs = ids.map((id) => s.result!.rewards[id] ?? 0);
         return rs.length ? rs.reduce((a, b) => a + b, 0) / rs.length : 0;
       });
@@ -733,6 +739,7 @@ export class Scheduler {
         failed: slots.length - done.length,
         meanReward: means.length ? means.reduce((a, b) => a + b, 0) / means.length : Number.NaN,
         rewards: done.map((s) => ({ taskId: s.task.id, rewards: s.result!.rewards })),
+        scores: means,
       };
     }
     return { id: run.id, step: run.step, split: run.split, perEnv };

@@ -12,5 +12,14 @@ export const SchedulerStateSchema = z.object({
   streams: z.record(z.string(), z.object({ epoch: z.number().int().min(0), position: z.number().int().min(0) })),
   ledger: z.record(z.string(), z.object({ target: z.number().min(0), given: z.number().int().min(0) })),
   evalRuns: z.number().int().min(0),
+  /** Groups of the re-planned batches that had completed: their episodes wait in the sample pool, so they are not played again. */
+  doneGroups: z.array(z.string()).default([]),
+  /**
+   * Finished episodes of groups that had not completed. Their groups are played again in full, so the
+   * resumed run drops these from the sample pool.
+   */
+  partialEpisodes: z.array(z.string()).default([]),
 });
 export type SchedulerState = z.infer<typeof SchedulerStateSchema>;
+/** A state as stored by an older snapshot (the newer fields may be absent). */
+export type SchedulerStateInput = z.input<typeof SchedulerStateSchema>;

@@ -53,6 +53,8 @@ export interface EvalEnvReport {
   /** Mean over episodes of the mean reward of the agents bound to policies. */
   meanReward: number;
   rewards: Array<{ taskId: string; rewards: Record<string, number> }>;
+  /** Per finished episode, the mean reward of its policy agents (what `meanReward` averages). */
+  scores: number[];
 }
 
 export interface EvalReport {
@@ -74,7 +76,8 @@ export interface EvalRequest {
 export type SchedulerEvent =
   | { type: "batch"; batch: BatchReport }
   | { type: "eval"; report: EvalReport }
-  | { type: "episode-end"; env: string; taskId: string; purpose: "train" | "eval"; result: EpisodeResult }
+  /** `trained`: the episode's agents bound to policies (the ones whose reward is trained on). */
+  | { type: "episode-end"; env: string; taskId: string; purpose: "train" | "eval"; trained: string[]; result: EpisodeResult }
   | { type: "episode-abort"; episodeId: string; clientId: string | null; reason: AbortReason; willRetry: boolean }
   | { type: "agree-sync"; clientId: string }
   | { type: "client"; clientId: string; status: "connected" | "reconnected" | "disconnected" | "lost" };

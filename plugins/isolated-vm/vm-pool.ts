@@ -15,7 +15,9 @@ export function acquirePool(): Promise<Piscina> {
             filename,
             minThreads: 1,
             maxThreads: Math.max(1, Math.min(4, availableParallelism())),
-            idleTimeout: 60_000,
+            // A worker hosts live instances between tasks, so it must never be reaped as idle (that killed
+            // them mid-episode); the most a timer takes (about 24.8 days) stands for never.
+            idleTimeout: 2_147_483_647,
             // Workers must keep their event loop running between tasks: instances are served on ports.
             atomics: "disabled",
           }),

@@ -43,6 +43,11 @@ export interface CoordinatorOptions {
   /** After a failed step, no new sync starts for this long, ms (default 30000), so a broken engine is not hammered. */
   failureBackoffMs?: number;
   onStep?: (report: StepReport) => void;
+  /**
+   * After each sync's steps, before claims resume: nothing is in flight and the weights are still, so a
+   * checkpoint taken here is consistent. Awaited.
+   */
+  onSync?: (reports: StepReport[]) => void | Promise<void>;
   onWarning?: (message: string) => void;
   onError?: (error: unknown) => void;
 }
@@ -55,6 +60,8 @@ export interface StepReport {
   versionBefore: number;
   versionAfter: number;
   episodes: number;
+  /** The episodes trained on (after filtering): each leaves the pool with this step. */
+  episodeIds: string[];
   samples: number;
   /** Groups (tasks) trained on. */
   groups: number;
@@ -112,6 +119,7 @@ export class TrainingCoordinator {
   #retryAt = -Infinity;
   #unsubscribe: (() => void) | null = null;
   #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
 
   constructor(options: CoordinatorOptions) {
     this.#o = options;
@@ -124,6 +132,7 @@ export class TrainingCoordinator {
   /** Subscribes to the store's episode ends and starts the idle re-check timer. */
   start(): void {
     if (this.#unsubscribe) return;
+    this.#stopped = false;
     this.#unsubscribe = this.#o.store.onEnded((e) => this.handleEnded(e));
     const tickMs = this.#o.tickMs ?? 1000;
     if (tickMs > 0) {
@@ -134,8 +143,9 @@ export class TrainingCoordinator {
     this.tick();
   }
 
-  /** Unsubscribes and waits for a sync in progress. */
+  /** Unsubscribes and waits for a sync in progress; no new sync starts, even one already due. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     if (this.#timer) clearInterval(this.#timer);
@@ -183,6 +193,7 @@ export class TrainingCoordinator {
 
   /** Re-checks the strategies; starts a sync when a batch is ready. */
   tick(): void {
+    if (this.#stopped) return;
     if (this.#running) {
       this.#again = true;
       return;
@@ -222,7 +233,7 @@ export class TrainingCoordinator {
   async #syncLoop(): Promise<void> {
     do {
       this.#again = false;
-      if (!this.#readyPolicies().length) return;
+      if (this.#stopped || !this.#readyPolicies().length) return;
       this.#phase = "draining";
       this.#o.store.pauseClaims();
       let failed = false;
@@ -230,14 +241,17 @@ export class TrainingCoordinator {
         const abandoned = await this.#drain();
         this.#phase = "training";
         const clients = { active: this.#activity.active(this.#now()), agreed: this.#activity.agreed() };
+        const reports: StepReport[] = [];
         for (const policy of this.#trainable) {
           const sel = selectBatch(this.#o.pool.entries(policy), this.#o.config.batching, clients);
           if (!sel.ready) continue;
           const report = await this.#trainPolicy(policy, sel.take, abandoned);
           if (report.outcome === "failed") failed = true;
+          reports.push(report);
           this.#o.onStep?.(report);
         }
         this.#activity.resetAfterSync();
+        await this.#o.onSync?.(reports);
       } catch (err) {
         failed = true;
         this.#o.onError?.(err);
@@ -282,13 +296,15 @@ export class TrainingCoordinator {
       outcome: "no-signal",
       versionBefore,
       versionAfter: versionBefore,
-      episodes: new Set(kept.map((e) => e.episodeId)).size,
+      episodes: 0,
+      episodeIds: [...new Set(kept.map((e) => e.episodeId))],
       samples: samples.length,
       groups: new Set(kept.map((e) => e.taskId)).size,
       droppedGroups: dropped,
       abandoned,
       ...summarize(samples),
     };
+    report.episodes = report.episodeIds.length;
     if (cfg.merging.prefixTree) report.prefixTree = measurePrefixSavings(samples);
     if (samples.length > 0) {
       try {

@@ -27,7 +27,8 @@ const MAX_TEXT = 600;
 
 /** The JSON object a reply carries: the last balanced {...} in the text. */
 export function extractJson(text: string): Record<string, unknown> | null {
-  for (let end = text.lastIndexOf("}"); end >= 0; end = text.lastIndexOf("}", end - 1)) {
+  // lastIndexOf(_, -1) searches from 0 again, so the scan stops explicitly after position 0.
+  for (let end = text.lastIndexOf("}"); end >= 0; end = end > 0 ? text.lastIndexOf("}", end - 1) : -1) {
     let depth = 0;
     for (let i = end; i >= 0; i--) {
       const c = text[i];

@@ -28,12 +28,14 @@ describe("arith", () => {
     expect(played.turns).toHaveLength(2);
   });
 
-  it("gives 1 right, 0.1 a wrong number, 0 a malformed reply", () => {
+  it("gives 1 right, 0.5 the right number with more after it, 0.1 another number first, 0 no number first", () => {
     expect(scoreReply(" 7\n", 7).reward).toBe(1);
     expect(scoreReply("8", 7).reward).toBe(0.1);
     expect(scoreReply("-1", 7).reward).toBe(0.1);
     expect(scoreReply("seven", 7).reward).toBe(0);
-    expect(scoreReply("7a", 7).reward).toBe(0);
+    expect(scoreReply("7a", 7).reward).toBe(0.5);
+    expect(scoreReply("8a", 7).reward).toBe(0.1);
+    expect(scoreReply("a7", 7).reward).toBe(0);
     expect(scoreReply("", 7).reward).toBe(0);
   });
 

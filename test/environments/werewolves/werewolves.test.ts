@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { extractJson } from "../../../environments/werewolves/src/decisions.ts";
 import { dealRoles, PLAYERS } from "../../../environments/werewolves/src/roles.ts";
 import { environment } from "../../../environments/werewolves/src/index.ts";
 import { playWith, simpleAgent } from "./play.ts";
@@ -102,5 +103,11 @@ describe("werewolves: invalid decisions", () => {
     const info = final.info as { reprompts: number; fallbacks: number };
     expect(info.reprompts).toBeGreaterThan(0);
     expect(info.fallbacks).toBe(0);
+  });
+
+  it("reads the last JSON object of a reply, and returns null (never loops) on text that starts with }", () => {
+    expect(extractJson('I vote {"vote": "Player3"} ok')).toEqual({ vote: "Player3" });
+    expect(extractJson("}x")).toBeNull();
+    expect(extractJson("}}{")).toBeNull();
   });
 });

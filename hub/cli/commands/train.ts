@@ -1,0 +1,177 @@
+import { existsSync, readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { formatConfigIssues, loadRunConfig } from "../../../server/config/load-run-config.ts";
+import type { RunConfig } from "../../../server/config/run-config.ts";
+import { TrainError, UnknownExampleError } from "../../train/errors.ts";
+import { createProgress, type ProgressMode } from "../../train/progress.ts";
+import { runTraining } from "../../train/run-training.ts";
+import { type Command, EXIT } from "../command.ts";
+
+const EXAMPLES_DIR = join(import.meta.dirname, "..", "..", "..", "examples");
+
+function listExamples(): string[] {
+  return existsSync(EXAMPLES_DIR) ? readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith(".yaml")).map((f) => f.slice(0, -5)).sort() : [];
+}
+
+const HELP = `Usage: agentjet train <config.yaml> [options]
+       agentjet train --example <name> [options]
+       agentjet train --resume <run-dir> [options]
+
+Runs a training job in one process: the swarm server (OpenAI-compatible API, call recording), the
+scheduler, the training coordinator and local swarm clients. Environments the config names that are not
+installed in this project are installed first (agentjet env add). The embedded CPU engine is the default.
+It runs until every policy has trained run.steps steps, evaluating every eval.every steps and writing a
+checkpoint every run.checkpointEvery steps.
+
+The run directory (run.dir, or --run-dir) gets config.yaml, run.db (every call, the sample pool),
+metrics.jsonl (one JSON event per line), checkpoints/ and report.html with plots/*.svg at the end
+(agentjet report <run-dir> rebuilds it).
+
+Ctrl-C stops cleanly: in-flight episodes are aborted (finished ones stay in run.db), a checkpoint is
+written, and --resume <run-dir> continues with the same scheduler state and weight versions. A second
+Ctrl-C exits at once.
+
+Options:
+  --example <name>   Run a shipped config (examples/<name>.yaml): ${listExamples().join(", ") || "(none found)"}.
+  --resume <dir>     Continue the run in <dir> from its newest checkpoint (reads <dir>/config.yaml).
+  --run-dir <dir>    Run directory. Default: the config's run.dir.
+  --steps <n>        Override run.steps (with --resume: train on to n steps).
+  --port <n>         Server port; 0 picks a free one. Default: the config's server.port (8700).
+  --json             One JSON line per event on standard output (the metrics.jsonl events).
+  --no-report        Do not write report.html at the end.
+  --help             Show this help.
+
+Output: a live status line on a terminal, plain log lines otherwise, JSON lines with --json.
+Exit codes: 0 done, 1 failed, 2 usage or invalid config, 3 file not found, 130 interrupted.
+
+Examples:
+  agentjet train --example quickstart
+  agentjet train examples/math-cocktail.yaml --run-dir runs/cocktail-1
+  agentjet train --resume runs/quickstart
+  agentjet config docs        # every run config field`;
+
+interface Parsed {
+  config: RunConfig;
+  runDir: string;
+  resume: boolean;
+  port?: number;
+  mode: ProgressMode;
+  report: boolean;
+}
+
+async function parse(argv: string[]): Promise<Parsed | number> {
+  let values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        example: { type: "string" },
+        resume: { type: "string" },
+        "run-dir": { type: "string" },
+        steps: { type: "string" },
+        port: { type: "string" },
+        json: { type: "boolean", default: false },
+        "no-report": { type: "boolean", default: false },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    console.error(`agentjet train: ${(err as Error).message}\n\n${HELP}`);
+    return EXIT.usage;
+  }
+  const sources = [positionals.length > 0, values.example !== undefined, values.resume !== undefined].filter(Boolean).length;
+  if (sources !== 1 || positionals.length > 1) {
+    console.error(`agentjet train: give exactly one of <config.yaml>, --example <name> or --resume <run-dir>\n\n${HELP}`);
+    return EXIT.usage;
+  }
+  const int = (flag: string, v: string | undefined, min: number, max: number): number | undefined | null => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      console.error(`agentjet train: --${flag} must be an integer ${min}-${max}, got '${v}'`);
+      return null;
+    }
+    return n;
+  };
+  const port = int("port", values.port, 0, 65535);
+  const steps = int("steps", values.steps, 1, 1_000_000);
+  if (port === null || steps === null) return EXIT.usage;
+
+  let path: string;
+  if (values.resume !== undefined) path = join(values.resume, "config.yaml");
+  else if (values.example !== undefined) {
+    if (!listExamples().includes(values.example)) {
+      console.error(`agentjet train: ${new UnknownExampleError(values.example, listExamples()).message}`);
+      return EXIT.notFound;
+    }
+    path = join(EXAMPLES_DIR, `${values.example}.yaml`);
+  } else path = positionals[0]!;
+  const loaded = await loadRunConfig(path);
+  if (loaded.kind !== "ok") {
+    const what = values.resume !== undefined && loaded.kind === "unreadable" ? `'${values.resume}' is not a run directory` : "invalid run config";
+    console.error(`agentjet train: ${what}\n${formatConfigIssues(loaded)}`);
+    return loaded.kind === "unreadable" ? EXIT.notFound : EXIT.usage;
+  }
+  const config = loaded.config;
+  if (steps !== undefined) config.run.steps = steps;
+  const runDir = values.resume ?? values["run-dir"] ?? config.run.dir;
+  return {
+    config,
+    runDir,
+    resume: values.resume !== undefined,
+    ...(port !== undefined ? { port } : {}),
+    mode: values.json ? "json" : process.stdout.isTTY ? "tty" : "plain",
+    report: !values["no-report"],
+  };
+}
+
+export const command: Command = {
+  name: "train",
+  summary: "Run a training job: server, scheduler, local clients, checkpoints and a report",
+  help: HELP,
+  async run(argv) {
+    const parsed = await parse(argv);
+    if (typeof parsed === "number") return parsed;
+    const controller = new AbortController();
+    const onSigint = (): void => {
+      if (controller.signal.aborted) process.exit(EXIT.interrupted);
+      process.stderr.write("\nagentjet train: stopping cleanly (aborting in-flight episodes, writing a checkpoint); Ctrl-C again to exit at once\n");
+      controller.abort();
+    };
+    process.on("SIGINT", onSigint);
+    process.on("SIGTERM", onSigint);
+    try {
+      const result = await runTraining({
+        config: parsed.config,
+        runDir: parsed.runDir,
+        resume: parsed.resume,
+        projectDir: process.cwd(),
+        ...(parsed.port !== undefined ? { port: parsed.port } : {}),
+        progress: createProgress(parsed.mode, parsed.config.run.steps),
+        signal: controller.signal,
+        report: parsed.report,
+      });
+      if (result.reason === "interrupted") {
+        if (parsed.mode !== "json") process.stderr.write(`agentjet train: stopped at step ${result.step}; continue with: agentjet train --resume ${resolve(parsed.runDir)}\n`);
+        return EXIT.interrupted;
+      }
+      return result.reason === "done" ? EXIT.ok : EXIT.failure;
+    } catch (err) {
+      if (err instanceof TrainError) {
+        console.error(`agentjet train: ${err.message} (${err.code})`);
+        return EXIT.failure;
+      }
+      if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
+        console.error(`agentjet train: the server port is in use (${(err as Error).message}); pick another with --port, or --port 0 for a free one`);
+        return EXIT.failure;
+      }
+      throw err;
+    } finally {
+      process.off("SIGINT", onSigint);
+      process.off("SIGTERM", onSigint);
+    }
+  },
+};

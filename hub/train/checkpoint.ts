@@ -1,0 +1,76 @@
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { SchedulerStateSchema } from "../scheduler/state.ts";
+
+/**
+ * A run's checkpoint: each policy's weights (its engine's own format) and where training stands. Written
+ * between steps, while nothing is in flight, to `checkpoints/step-NNNNNN/`; `checkpoints/latest.json`
+ * names the newest one.
+ */
+export const CheckpointStateSchema = z.object({
+  format: z.literal(1),
+  time: z.string(),
+  /** Training steps the run has completed. */
+  step: z.number().int().min(0),
+  /** Weight version of each policy. */
+  versions: z.record(z.string(), z.number().int()),
+  scheduler: SchedulerStateSchema,
+  /**
+   * Written by a clean stop (Ctrl-C or the end): the sample pool in run.db matches it exactly. A periodic
+   * checkpoint is not final; resuming from one after a crash starts the pool afresh.
+   */
+  final: z.boolean(),
+});
+export type CheckpointState = z.infer<typeof CheckpointStateSchema>;
+
+export interface SavableEngine {
+  save(dir: string): Promise<void>;
+}
+
+const LATEST = "latest.json";
+
+export function checkpointsDir(runDir: string): string {
+  return join(runDir, "checkpoints");
+}
+
+/** Writes a checkpoint (into a temporary folder, renamed into place) and points `latest.json` at it. */
+export async function writeCheckpoint(
+  runDir: string,
+  engines: ReadonlyMap<string, SavableEngine>,
+  state: Omit<CheckpointState, "format" | "time">,
+): Promise<string> {
+  const root = checkpointsDir(runDir);
+  const name = `step-${String(state.step).padStart(6, "0")}`;
+  const tmp = join(root, `.${name}.tmp`);
+  await rm(tmp, { recursive: true, force: true });
+  await mkdir(tmp, { recursive: true });
+  for (const [policy, engine] of engines) await engine.save(join(tmp, "policies", policy));
+  const full: CheckpointState = { format: 1, time: new Date().toISOString(), ...state };
+  await writeFile(join(tmp, "state.json"), `${JSON.stringify(full, null, 2)}\n`);
+  const dir = join(root, name);
+  await rm(dir, { recursive: true, force: true });
+  await rename(tmp, dir);
+  await writeFile(join(root, `${LATEST}.tmp`), `${JSON.stringify({ checkpoint: name })}\n`);
+  await rename(join(root, `${LATEST}.tmp`), join(root, LATEST));
+  return dir;
+}
+
+/** The newest checkpoint of a run, or why there is none. */
+export function readLatestCheckpoint(runDir: string): { kind: "ok"; dir: string; state: CheckpointState } | { kind: "none"; why: string } {
+  const latest = join(checkpointsDir(runDir), LATEST);
+  if (!existsSync(latest)) return { kind: "none", why: `it has no ${join("checkpoints", LATEST)} (no step finished before it stopped)` };
+  const pointer = z.object({ checkpoint: z.string().regex(/^step-\d+$/) }).safeParse(JSON.parse(readFileSync(latest, "utf8")));
+  if (!pointer.success) return { kind: "none", why: `${latest} is not a checkpoint pointer` };
+  const dir = join(checkpointsDir(runDir), pointer.data.checkpoint);
+  const file = join(dir, "state.json");
+  if (!existsSync(file)) return { kind: "none", why: `${file} is missing` };
+  const state = CheckpointStateSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
+  if (!state.success) return { kind: "none", why: `${file} does not match the checkpoint schema: ${state.error.message}` };
+  return { kind: "ok", dir, state: state.data };
+}
+
+export function policyCheckpointDir(checkpointDir: string, policy: string): string {
+  return join(checkpointDir, "policies", policy);
+}

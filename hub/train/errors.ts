@@ -1,0 +1,45 @@
+/** Errors of `agentjet train`. An episode that fails is an outcome, never one of these. */
+export class TrainError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "TrainError";
+    this.code = code;
+  }
+}
+
+export class RunDirInUseError extends TrainError {
+  constructor(runDir: string) {
+    super(
+      "AJ_ERR_TRAIN_RUN_DIR_IN_USE",
+      `run directory '${runDir}' already holds a run (run.db); continue it with --resume ${runDir}, or set another run.dir (--run-dir)`,
+    );
+  }
+}
+
+export class NoCheckpointError extends TrainError {
+  constructor(runDir: string, why: string) {
+    super("AJ_ERR_TRAIN_NO_CHECKPOINT", `cannot resume '${runDir}': ${why}`);
+  }
+}
+
+export class UnknownExampleError extends TrainError {
+  constructor(name: string, known: readonly string[]) {
+    super("AJ_ERR_TRAIN_UNKNOWN_EXAMPLE", `no example config '${name}'; the examples are: ${known.join(", ")}`);
+  }
+}
+
+export class EnvironmentSetupError extends TrainError {
+  constructor(env: string, cause: unknown) {
+    super("AJ_ERR_TRAIN_ENVIRONMENT", `environment '${env}' could not be installed or opened: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+export class NoProgressError extends TrainError {
+  constructor(batches: number, steps: number) {
+    super(
+      "AJ_ERR_TRAIN_NO_PROGRESS",
+      `${batches} batches finished but only ${steps} training steps ran: the batching strategy or filtering keeps dropping every batch`,
+    );
+  }
+}

@@ -1,0 +1,75 @@
+import { isAbsolute, resolve } from "node:path";
+import { openEnvironment } from "../../plugins/index.ts";
+import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
+import type { RunConfig } from "../../server/config/run-config.ts";
+import { addEnvironment, type InstalledEnvironment, resolveInstalled } from "../store/index.ts";
+import { EnvironmentSetupError } from "./errors.ts";
+
+export interface PreparedEnvironment {
+  name: string;
+  installed: InstalledEnvironment;
+  runtime: EnvironmentRuntime;
+}
+
+/** The install options a config entry asks for, as the store records them (`data` made absolute). */
+function wantedOptions(options: Record<string, unknown>, baseDir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(options)) out[k] = typeof v === "string" ? v : JSON.stringify(v);
+  if (out.data !== undefined && !isAbsolute(out.data)) out.data = resolve(baseDir, out.data);
+  return out;
+}
+
+function sameOptions(a: Record<string, string>, b: Record<string, string>): boolean {
+  const ka = Object.keys(a).sort();
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+}
+
+/**
+ * Installs every environment the config names that the project's store lacks (or holds with other
+ * options, e.g. another `data` file), then opens each one.
+ */
+export async function prepareEnvironments(
+  config: RunConfig,
+  options: { projectDir: string; maxInstances: number; log: (line: string) => void },
+): Promise<PreparedEnvironment[]> {
+  const out: PreparedEnvironment[] = [];
+  try {
+    for (const entry of config.environments) {
+      try {
+        const want = wantedOptions(entry.options, options.projectDir);
+        let installed = resolveInstalled(entry.name, entry.version, { projectDir: options.projectDir });
+        if (!installed || !sameOptions(installed.options, want)) {
+          options.log(installed ? `${entry.name}: reinstalling with the config's options` : `${entry.name}: not installed; installing it`);
+          const { data, ...rest } = want;
+          await addEnvironment({
+            name: entry.name,
+            ...(entry.version ? { version: entry.version } : {}),
+            projectDir: options.projectDir,
+            ...(data ? { data } : {}),
+            options: rest,
+            force: installed !== undefined,
+            onProgress: options.log,
+          });
+          installed = resolveInstalled(entry.name, entry.version, { projectDir: options.projectDir });
+          if (!installed) throw new Error("the store does not list it after installing");
+        }
+        const runtime = await openEnvironment({
+          dir: installed.dir,
+          manifest: installed.manifest,
+          dataDir: installed.dataDir,
+          maxInstances: Math.max(1, config.clients.concurrency),
+          ...(installed.bundlePath ? { bundlePath: installed.bundlePath } : {}),
+          ...(installed.image ? { image: installed.image } : {}),
+          ...(installed.mounts ? { mounts: installed.mounts } : {}),
+        });
+        out.push({ name: entry.name, installed, runtime });
+      } catch (err) {
+        throw err instanceof EnvironmentSetupError ? err : new EnvironmentSetupError(entry.name, err);
+      }
+    }
+  } catch (err) {
+    await Promise.all(out.map((e) => e.runtime.close()));
+    throw err;
+  }
+  return out;
+}
