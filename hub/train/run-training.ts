@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { stringify } from "yaml";
 import { buildServer } from "../../server/app/build-server.ts";
+import { closeServer } from "../../server/app/close-server.ts";
 import type { RunConfig } from "../../server/config/run-config.ts";
 import type { Engine } from "../../server/engines/engine.ts";
 import { createEpisodeStorePort } from "../../server/episodes/episode-store-port.ts";
@@ -87,7 +88,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunResult> {
   };
   try {
     const app = await buildServer({ config, runDir });
-    cleanups.push(() => app.close());
+    cleanups.push(() => closeServer(app));
     const engines = new Map<string, Engine>([...app.agentjet.policies].map(([name, p]) => [name, p.engine]));
     if (resumed) {
       for (const [name, engine] of engines) await engine.load(policyCheckpointDir(resumed.dir, name));

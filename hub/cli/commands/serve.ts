@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { buildServer } from "../../../server/app/build-server.ts";
+import { closeServer } from "../../../server/app/close-server.ts";
 import { formatConfigIssues, loadRunConfig } from "../../../server/config/load-run-config.ts";
 import { type Command, EXIT } from "../command.ts";
 
@@ -75,7 +76,7 @@ export const command: Command = {
     return await new Promise<number>((resolve) => {
       const stop = (signal: NodeJS.Signals): void => {
         app.log.info({ signal }, "shutting down");
-        void app.close().then(() => resolve(EXIT.interrupted));
+        void closeServer(app).then(() => resolve(EXIT.interrupted));
       };
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);

@@ -1,0 +1,43 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { readEvents } from "./helpers.ts";
+import { removeTempDirs, runCli, tempDir } from "../helpers.ts";
+
+afterAll(removeTempDirs);
+
+describe("agentjet train (CLI)", () => {
+  it("explains itself with --help", async () => {
+    const r = await runCli(["train", "--help"], tempDir("train-cli"));
+    expect(r.code).toBe(0);
+    for (const word of ["--example", "--resume", "--json", "quickstart", "report.html", "Exit codes"]) expect(r.stdout).toContain(word);
+  });
+
+  it("answers bad input with the documented exit codes", async () => {
+    const cwd = tempDir("train-cli");
+    mkdirSync(join(cwd, "not-a-run"));
+    const cases: Array<[string[], number, string]> = [
+      [[], 2, "exactly one of"],
+      [["--example", "quickstart", "--port", "http"], 2, "--port must be an integer"],
+      [["--example", "quickstart", "--steps", "0"], 2, "--steps must be an integer"],
+      [["--example", "no-such-example"], 3, "quickstart"],
+      [["--resume", "not-a-run"], 3, "not a run directory"],
+      [["missing.yaml"], 3, "missing.yaml"],
+    ];
+    for (const [args, code, text] of cases) {
+      const r = await runCli(["train", ...args], cwd);
+      expect({ args, code: r.code }).toEqual({ args, code });
+      expect(r.stderr).toContain(text);
+    }
+  });
+
+  it("--json prints one event per line, the same events as metrics.jsonl", { timeout: 120_000 }, async () => {
+    const cwd = tempDir("train-cli");
+    const r = await runCli(["train", "--example", "quickstart", "--steps", "2", "--port", "0", "--run-dir", "run", "--json", "--no-report"], cwd);
+    expect(r.code, r.stderr).toBe(0);
+    const printed = r.stdout.trim().split("\n").map((line) => JSON.parse(line) as { type: string });
+    expect(printed).toEqual(readEvents(join(cwd, "run")));
+    expect(printed.filter((e) => e.type === "step")).toHaveLength(2);
+    expect(printed.at(-1)).toMatchObject({ type: "end", reason: "done", step: 2 });
+  });
+});

@@ -1,0 +1,102 @@
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import type { EvalEvent, StepEvent } from "../../../hub/train/events.ts";
+import { runTraining } from "../../../hub/train/run-training.ts";
+import { removeTempDirs, tempDir } from "../helpers.ts";
+import { exampleConfig, quiet, readEvents } from "./helpers.ts";
+
+afterAll(removeTempDirs);
+
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+describe("agentjet train: the quickstart, shortened", () => {
+  it("writes the run directory and the report, and the reward goes up", { timeout: 180_000 }, async () => {
+    const config = await exampleConfig("quickstart");
+    config.run.steps = 14;
+    config.run.checkpointEvery = 7;
+    config.eval.every = 7;
+    const project = tempDir("train-qs");
+    const runDir = join(project, "run");
+    const result = await runTraining({ config, runDir, projectDir: project, port: 0, progress: quiet });
+    expect(result.reason).toBe("done");
+    expect(result.versions).toEqual({ main: 14 });
+
+    for (const f of ["config.yaml", "run.db", "metrics.jsonl", "report.html", "checkpoints/latest.json", "checkpoints/step-000007", "checkpoints/step-000014"]) {
+      expect(existsSync(join(runDir, f)), f).toBe(true);
+    }
+    expect(readdirSync(join(runDir, "plots")).filter((f) => f.endsWith(".svg")).length).toBeGreaterThanOrEqual(3);
+
+    const events = readEvents(runDir);
+    const steps = events.filter((e): e is StepEvent => e.type === "step");
+    expect(steps.map((s) => s.step)).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
+    const reward = steps.map((s) => s.perEnv.arith!.meanReward);
+    expect(mean(reward.slice(-4))).toBeGreaterThan(mean(reward.slice(0, 4)));
+    const evals = events.filter((e): e is EvalEvent => e.type === "eval");
+    expect(evals.map((e) => e.step)).toEqual([0, 7, 14]);
+    expect(evals.at(-1)!.meanReward).toBeGreaterThan(evals[0]!.meanReward);
+    expect(events.at(-1)).toMatchObject({ type: "end", reason: "done", step: 14 });
+  });
+});
+
+describe("agentjet train: a stop and --resume", () => {
+  const small = async () => {
+    const config = await exampleConfig("quickstart");
+    config.run.steps = 6;
+    config.run.checkpointEvery = 100;
+    config.batching.batchTasks = 6;
+    config.batching.groupSize = 4;
+    config.clients.concurrency = 8;
+    config.eval.every = 0;
+    return config;
+  };
+  const ledger = (runDir: string) => {
+    const db = new Database(join(runDir, "run.db"), { readonly: true });
+    try {
+      return db.prepare("SELECT policy, episode_id, step FROM trained_episodes ORDER BY step").all() as Array<{ policy: string; episode_id: string; step: number }>;
+    } finally {
+      db.close();
+    }
+  };
+
+  it("ends at the same version count as an uninterrupted run and trains no episode twice", { timeout: 180_000 }, async () => {
+    const project = tempDir("train-resume");
+    const whole = await runTraining({ config: await small(), runDir: join(project, "whole"), projectDir: project, port: 0, progress: quiet, report: false });
+    expect(whole).toMatchObject({ reason: "done", step: 6, versions: { main: 6 } });
+
+    const runDir = join(project, "halves");
+    const stop = new AbortController();
+    const first = await runTraining({
+      config: await small(),
+      runDir,
+      projectDir: project,
+      port: 0,
+      progress: quiet,
+      report: false,
+      signal: stop.signal,
+      onEvent: (e) => {
+        if (e.type === "step" && e.step === 3) stop.abort();
+      },
+    });
+    expect(first.reason).toBe("interrupted");
+    expect(first.step).toBeGreaterThanOrEqual(3);
+    expect(first.step).toBeLessThan(6);
+    const before = ledger(runDir);
+    expect(new Set(before.map((r) => r.step)).size).toBe(first.step);
+
+    const second = await runTraining({ config: await small(), runDir, resume: true, projectDir: project, port: 0, progress: quiet });
+    expect(second.reason).toBe("done");
+    expect(second.versions).toEqual(whole.versions);
+
+    const after = ledger(runDir);
+    const ids = after.map((r) => `${r.policy}/${r.episode_id}`);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect([...new Set(after.map((r) => r.step))]).toEqual([1, 2, 3, 4, 5, 6]);
+    const events = readEvents(runDir);
+    expect(events.filter((e) => e.type === "start").at(-1)).toMatchObject({ resumedFrom: first.step });
+    expect(events.filter((e) => e.type === "step").map((e) => (e as StepEvent).step)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(existsSync(join(runDir, "report.html"))).toBe(true);
+  });
+});
