@@ -51,6 +51,11 @@ export interface SchedulerOptions {
   eval?: { every: number; split: string; tasks: number };
   /** State from `snapshot()` of an earlier run (`--resume`). */
   state?: SchedulerStateInput;
+  /**
+   * Which start of the run this is: 0 the first, k the k-th `--resume` (default 0). A resumed run plans
+   * the same slots again; its episode ids carry `-r<k>`, so none repeats an id the episode store holds.
+   */
+  session?: number;
 }
 
 /** How the scheduler talks to one connected client (the swarm plugin gives one per socket). */
@@ -137,7 +142,9 @@ interface ClientState {
  * records) and retried elsewhere under a new episode id, so a result can never count twice.
  */
 export class Scheduler {
-  readonly #o: Required<Omit<SchedulerOptions, "state" | "maxBatches" | "eval">> & Pick<SchedulerOptions, "maxBatches" | "eval">;
+  readonly #o: Required<Omit<SchedulerOptions, "state" | "maxBatches" | "eval" | "session">> & Pick<SchedulerOptions, "maxBatches" | "eval">;
+  /** `-r<k>` for the k-th resume, "" for the first start. */
+  readonly #sessionTag: string;
   readonly #envs: EnvSlot[];
   readonly #clients = new Map<string, ClientState>();
   readonly #byEpisode = new Map<string, Slot>();
@@ -196,6 +203,7 @@ export class Scheduler {
     this.#nextBatch = state?.nextBatch ?? 0;
     this.#resumedDone = new Set(state?.doneGroups ?? []);
     this.#evalRuns = state?.evalRuns ?? 0;
+    this.#sessionTag = options.session ? `-r${options.session}` : "";
   }
 
   /** Loads every environment's training tasks, checks the role mapping, and returns a stopped scheduler. */
@@ -502,7 +510,7 @@ export class Scheduler {
 
   async #assign(slot: Slot, client: ClientState): Promise<void> {
     const attempt = slot.attempt;
-    const episodeId = `${slot.id}-t${slot.tries++}`;
+    const episodeId = `${slot.id}${this.#sessionTag}-t${slot.tries++}`;
     slot.state = "starting";
     slot.client = client;
     slot.episodeId = episodeId;

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { stringify } from "yaml";
@@ -72,6 +72,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunResult> {
   }
 
   const metricsPath = join(runDir, "metrics.jsonl");
+  const session = o.resume ? countStarts(metricsPath) : 0;
   const emit = (event: RunEvent): void => {
     appendFileSync(metricsPath, `${JSON.stringify(event)}\n`);
     progress.event(event);
@@ -96,12 +97,20 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunResult> {
     const pool = new SamplePool(app.agentjet.db);
     const ledger = new TrainedLedger(app.agentjet.db);
     if (resumed) restorePool(pool, [...engines.keys()], resumed.state.final, resumed.state.scheduler, log);
-    const run = new RunLoop({ ...o, runDir }, envs, engines, pool, ledger, emit, log, resumed?.state.step ?? 0);
+    const run = new RunLoop({ ...o, runDir, session }, envs, engines, pool, ledger, emit, log, resumed?.state.step ?? 0);
     return await run.execute(app, resumed?.state.scheduler, cleanup, cleanups);
   } catch (err) {
     await cleanup();
     throw err;
   }
+}
+
+/** How many times the run in this directory has started before (its `start` events). */
+function countStarts(metricsPath: string): number {
+  if (!existsSync(metricsPath)) return 0;
+  return readFileSync(metricsPath, "utf8")
+    .split("\n")
+    .filter((line) => line.startsWith('{"type":"start"')).length;
 }
 
 /** A clean stop leaves exactly the pool the checkpoint expects, less the partial groups that run again; after a crash the pool starts afresh. */
@@ -124,7 +133,7 @@ type Log = (level: "info" | "warn" | "error", message: string) => void;
 
 /** One run's moving parts and the stop sequence. */
 class RunLoop {
-  readonly #o: RunTrainingOptions & { runDir: string };
+  readonly #o: RunTrainingOptions & { runDir: string; session: number };
   readonly #envs: PreparedEnvironment[];
   readonly #engines: ReadonlyMap<string, Engine>;
   readonly #pool: SamplePool;
@@ -142,7 +151,7 @@ class RunLoop {
   #stepTimes: number[] = [];
 
   constructor(
-    o: RunTrainingOptions & { runDir: string },
+    o: RunTrainingOptions & { runDir: string; session: number },
     envs: PreparedEnvironment[],
     engines: ReadonlyMap<string, Engine>,
     pool: SamplePool,
@@ -208,6 +217,7 @@ class RunLoop {
       baseUrl: () => `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`,
       ...(schedulerState ? { state: schedulerState } : {}),
     });
+    options.session = this.#o.session;
     // The run ends on weight versions, not batches (filtered batches train nothing), and evaluates on steps.
     delete options.maxBatches;
     delete options.eval;

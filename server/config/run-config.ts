@@ -20,9 +20,9 @@ export const EmbeddedModelSchema = z.object({
 
 export const OptimizerSchema = z.object({
   lr: z.number().positive().default(3e-3).describe("Adam learning rate"),
-  beta1: z.number().min(0).max(1).default(0.9),
-  beta2: z.number().min(0).max(1).default(0.99),
-  weightDecay: z.number().min(0).default(0),
+  beta1: z.number().min(0).max(1).default(0.9).describe("Adam first-moment decay"),
+  beta2: z.number().min(0).max(1).default(0.99).describe("Adam second-moment decay"),
+  weightDecay: z.number().min(0).default(0).describe("Decoupled (AdamW) weight decay"),
   gradClip: z.number().positive().default(1).describe("Global gradient-norm clip"),
   clipEps: z.number().positive().default(0.2).describe("PPO ratio clip epsilon"),
   klCoef: z.number().min(0).default(0).describe("KL penalty to the initial (reference) weights; 0 disables"),
@@ -37,14 +37,13 @@ export const EngineSchema = z.discriminatedUnion("kind", [
   }),
   z.object({
     kind: z.literal("openai-tokens"),
-    /** vLLM/SGLang replicas serving the policy; balanced by load. */
-    baseUrls: z.array(z.string().url()).min(1),
-    model: z.string().min(1),
-    apiKey: z.string().optional(),
-    maxContext: z.number().int().positive().default(32_768),
+    baseUrls: z.array(z.string().url()).min(1).describe("vLLM/SGLang replicas serving the policy; calls go to the least loaded"),
+    model: z.string().min(1).describe("Base model name the replicas serve"),
+    apiKey: z.string().optional().describe("Bearer token for the replicas"),
+    maxContext: z.number().int().positive().default(32_768).describe("Longest prompt + output, tokens"),
     trainer: z.object({
-      url: z.string().url(),
-      apiKey: z.string().optional(),
+      url: z.string().url().describe("The trainer service (agentjet's trainer protocol)"),
+      apiKey: z.string().optional().describe("Bearer token for the trainer"),
       timeoutMs: z.number().int().positive().default(3_600_000).describe("Per-request limit (a train step can take long)"),
     }),
     api: z.enum(["vllm", "sglang"]).default("vllm").describe("vllm: /v1/completions with token ids; sglang: native /generate"),
@@ -76,16 +75,16 @@ export type PolicyConfig = z.infer<typeof PolicySchema>;
 
 export const FrozenModelSchema = z.object({
   baseUrl: z.string().url().describe("Any OpenAI-compatible endpoint"),
-  model: z.string().min(1),
+  model: z.string().min(1).describe("Model name sent to the endpoint"),
   apiKey: z.string().optional().describe("Defaults to $OPENAI_API_KEY"),
   temperature: z.number().min(0).optional().describe("Overrides the request's temperature"),
 });
 export type FrozenModelConfig = z.infer<typeof FrozenModelSchema>;
 
 export const ScheduleSchema = z.object({
-  kind: z.enum(["constant", "linear", "cosine"]),
-  start: z.number().min(0),
-  end: z.number().min(0),
+  kind: z.enum(["constant", "linear", "cosine"]).describe("How the weight moves from start to end"),
+  start: z.number().min(0).describe("Weight at step 0"),
+  end: z.number().min(0).describe("Weight from `steps` on"),
   steps: z.number().int().positive().describe("Step at which the end share is reached"),
 });
 
@@ -93,19 +92,29 @@ export const EnvironmentEntrySchema = z.object({
   name: z.string().min(1).describe("Environment name in the registry"),
   version: z.string().optional().describe("Exact version; the lockfile's or the newest when absent"),
   weight: z.union([z.number().min(0), ScheduleSchema]).default(1).describe("Mixing weight, or a schedule"),
-  split: z.string().default("train"),
-  /** Role -> policy name, frozen model name, or "@builtin" (the environment plays it itself). */
-  roles: z.record(z.string(), z.string()),
-  /** Passed to the environment's data loader (e.g. { data: path } for aime). */
-  options: z.record(z.string(), z.unknown()).default({}),
-  maxTurns: z.number().int().positive().default(64),
+  split: z.string().default("train").describe("Task split the environment draws training tasks from"),
+  roles: z
+    .record(z.string(), z.string())
+    .describe(
+      'Seat -> player. Keys: a role (`werewolf`), its k-th seat (`werewolf#2`) or `*` (every other seat); the most specific wins. Values: a policy (trained), a frozen model, or `@builtin` (the environment plays the seat itself)',
+    ),
+  options: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe("Passed to the environment's data loader, e.g. `{ data: path }` for aime (relative paths resolve from the project directory)"),
+  maxTurns: z.number().int().positive().default(64).describe("Model calls an episode may make before it is cut off"),
 });
 export type EnvironmentEntry = z.infer<typeof EnvironmentEntrySchema>;
 
 export const BatchingSchema = z.object({
-  strategy: z.enum(["episodes", "tasks", "valid-tasks", "any-client", "all-clients"]).default("tasks"),
-  batchTasks: z.number().int().positive().default(8),
-  groupSize: z.number().int().positive().default(8),
+  strategy: z
+    .enum(["episodes", "tasks", "valid-tasks", "any-client", "all-clients"])
+    .default("tasks")
+    .describe(
+      "When a batch is ready: episodes: batchTasks x groupSize episodes; tasks: batchTasks complete groups; valid-tasks: batchTasks complete groups whose rewards differ; any-client / all-clients: one / every active client agreed to sync (the whole pool)",
+    ),
+  batchTasks: z.number().int().positive().default(8).describe("Tasks (GRPO groups) per training batch"),
+  groupSize: z.number().int().positive().default(8).describe("Episodes per task; advantages are relative within a group"),
   maxCachedEpisodes: z.number().int().positive().default(4096).describe("Warns and stops scheduling past it"),
   filterEqualRewards: z.boolean().default(true).describe("Drop groups whose rewards are all equal"),
   infraRetries: z.number().int().min(0).default(2).describe("Retries of an infrastructure-failed episode"),
@@ -113,41 +122,41 @@ export const BatchingSchema = z.object({
 });
 
 export const MergingSchema = z.object({
-  match: z.enum(["text", "token"]).default("text"),
-  ignoreTools: z.boolean().default(true),
+  match: z.enum(["text", "token"]).default("text").describe("How a call is found to extend an earlier one: by rendered text or by token ids"),
+  ignoreTools: z.boolean().default(true).describe("Tool definitions in a call do not stop it merging with the previous one"),
   overflow: z.enum(["drop", "keep"]).default("drop").describe("What to do with calls that overflowed the context"),
   prefixTree: z.boolean().default(false).describe("Pack diverging timelines' shared prefix once"),
 });
 
 export const AdvantageSchema = z.object({
-  eps: z.number().positive().default(1e-6),
+  eps: z.number().positive().default(1e-6).describe("Added to the group's reward std before dividing"),
   baseline: z.enum(["sample", "episode"]).default("episode").describe("Mean/std over episodes or samples"),
   lossWeight: z.enum(["none", "per-episode"]).default("none").describe("per-episode: 1/N for N samples"),
 });
 
 export const SamplingSchema = z.object({
-  temperature: z.number().min(0).default(1),
-  topP: z.number().gt(0).max(1).default(1),
-  maxTokens: z.number().int().positive().default(16),
+  temperature: z.number().min(0).default(1).describe("Sampling temperature of trained policies (a request's own wins)"),
+  topP: z.number().gt(0).max(1).default(1).describe("Nucleus sampling mass"),
+  maxTokens: z.number().int().positive().default(16).describe("Tokens a call may generate when the request does not say"),
 });
 
 export const RunConfigSchema = z.object({
   run: z
     .object({
       dir: z.string().default("runs/latest").describe("Run directory (config, run.db, metrics, checkpoints)"),
-      seed: z.number().int().default(0),
+      seed: z.number().int().default(0).describe("Seeds task order and sampling"),
       steps: z.number().int().positive().default(20).describe("Optimizer steps to run"),
-      checkpointEvery: z.number().int().positive().default(5),
+      checkpointEvery: z.number().int().positive().default(5).describe("Write a checkpoint every K steps (and always at the end or on Ctrl-C)"),
     })
     .default({ dir: "runs/latest", seed: 0, steps: 20, checkpointEvery: 5 }),
   server: z
     .object({
-      host: z.string().default("127.0.0.1"),
-      port: z.number().int().min(0).max(65535).default(8700),
+      host: z.string().default("127.0.0.1").describe("Address the server listens on; 0.0.0.0 for remote clients"),
+      port: z.number().int().min(0).max(65535).default(8700).describe("0 picks a free port"),
       keySecret: z.string().optional().describe("HMAC secret for episode keys; $AGENTJET_KEY_SECRET, else random"),
       idleTimeoutS: z.number().positive().default(120).describe("Claimed episodes idle this long are reclaimed"),
       syncTimeoutS: z.number().positive().default(60).describe("How long in-flight episodes may finish before a weight update abandons them"),
-      bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024),
+      bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024).describe("Largest request body"),
     })
     .default({ host: "127.0.0.1", port: 8700, idleTimeoutS: 120, syncTimeoutS: 60, bodyLimitBytes: 4 * 1024 * 1024 }),
   policies: z.record(Name, PolicySchema).refine((p) => Object.keys(p).length > 0, "at least one policy"),
@@ -166,8 +175,8 @@ export const RunConfigSchema = z.object({
   eval: z
     .object({
       every: z.number().int().min(0).default(0).describe("Evaluate every K steps; 0 disables"),
-      split: z.string().default("test"),
-      tasks: z.number().int().positive().default(16),
+      split: z.string().default("test").describe("Split evaluated, at the sampling temperature; eval episodes never enter a batch"),
+      tasks: z.number().int().positive().default(16).describe("Tasks per evaluation, one episode each, per environment"),
     })
     .default({ every: 0, split: "test", tasks: 16 }),
 });

@@ -1,17 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { z } from "zod";
-import { RunConfigSchema } from "../../../server/config/run-config.ts";
+import { runConfigJsonSchema } from "../../../server/config/json-schema.ts";
 import { type Command, EXIT } from "../command.ts";
-import { renderConfigDocs } from "../../train/config-docs.ts";
-
-/** The run config's JSON Schema, for editor completion (`# yaml-language-server: $schema=...`). */
-export function runConfigJsonSchema(): Record<string, unknown> {
-  return {
-    title: "agentjet run config",
-    ...(z.toJSONSchema(RunConfigSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>),
-  };
-}
+import { renderConfigDocs } from "../../../server/config/config-docs.ts";
 
 export const command: Command = {
   name: "config",

@@ -155,7 +155,7 @@ export const command: Command = {
         report: parsed.report,
       });
       if (result.reason === "interrupted") {
-        if (parsed.mode !== "json") process.stderr.write(`agentjet train: stopped at step ${result.step}; continue with: agentjet train --resume ${resolve(parsed.runDir)}\n`);
+        process.stderr.write(`agentjet train: stopped at step ${result.step}; continue with: agentjet train --resume ${resolve(parsed.runDir)}\n`);
         return EXIT.interrupted;
       }
       return result.reason === "done" ? EXIT.ok : EXIT.failure;

@@ -1,8 +1,9 @@
+import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readEvents } from "./helpers.ts";
-import { removeTempDirs, runCli, tempDir } from "../helpers.ts";
+import { REPO, removeTempDirs, runCli, tempDir } from "../helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -39,5 +40,31 @@ describe("agentjet train (CLI)", () => {
     expect(printed).toEqual(readEvents(join(cwd, "run")));
     expect(printed.filter((e) => e.type === "step")).toHaveLength(2);
     expect(printed.at(-1)).toMatchObject({ type: "end", reason: "done", step: 2 });
+  });
+
+  it("Ctrl-C stops cleanly with exit 130, and --resume finishes the run", { timeout: 180_000 }, async () => {
+    const cwd = tempDir("train-cli");
+    const args = ["train", "--example", "quickstart", "--steps", "8", "--port", "0", "--run-dir", "run", "--json", "--no-report"];
+    const child = spawn(process.execPath, [join(REPO, "bin", "agentjet.js"), ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let interrupted = false;
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      if (stdout.includes('"type":"step","time"') && stdout.includes('"step":3,') && !interrupted) interrupted = child.kill("SIGINT");
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+    expect(code, stderr).toBe(130);
+    expect(stderr).toContain("agentjet train --resume");
+    const stoppedAt = readEvents(join(cwd, "run")).at(-1) as { type: string; reason: string; step: number };
+    expect(stoppedAt).toMatchObject({ type: "end", reason: "interrupted" });
+    expect(stoppedAt.step).toBeLessThan(8);
+
+    const resumed = await runCli(["train", "--resume", "run", "--port", "0", "--json"], cwd);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const events = readEvents(join(cwd, "run"));
+    expect(events.filter((e) => e.type === "step").map((e) => (e as { step: number }).step)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(events.at(-1)).toMatchObject({ type: "end", reason: "done", step: 8 });
   });
 });

@@ -96,7 +96,10 @@ describe("agentjet train: a stop and --resume", () => {
     expect([...new Set(after.map((r) => r.step))]).toEqual([1, 2, 3, 4, 5, 6]);
     const events = readEvents(runDir);
     expect(events.filter((e) => e.type === "start").at(-1)).toMatchObject({ resumedFrom: first.step });
-    expect(events.filter((e) => e.type === "step").map((e) => (e as StepEvent).step)).toEqual([1, 2, 3, 4, 5, 6]);
+    const steps = events.filter((e): e is StepEvent => e.type === "step");
+    expect(steps.map((e) => e.step)).toEqual([1, 2, 3, 4, 5, 6]);
+    // The resumed run plans the unfinished batch again under new episode ids: none collides with run.db.
+    expect(steps.map((e) => e.failures.protocol ?? 0)).toEqual([0, 0, 0, 0, 0, 0]);
     expect(existsSync(join(runDir, "report.html"))).toBe(true);
   });
 });
