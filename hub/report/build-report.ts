@@ -42,6 +42,7 @@ export async function buildReport(runDir: string): Promise<ReportSummary> {
 function chartsFor(steps: readonly StepEvent[], evals: readonly EvalEvent[]): Record<string, LineChart> {
   const reward: Point[] = [];
   const success: Point[] = [];
+  const roleSuccess: Point[] = [];
   const policy: Point[] = [];
   const failures: Point[] = [];
   const tokens: Point[] = [];
@@ -50,6 +51,7 @@ function chartsFor(steps: readonly StepEvent[], evals: readonly EvalEvent[]): Re
       reward.push({ x: s.step, y: m.meanReward, series: env });
       success.push({ x: s.step, y: m.success, series: env });
     }
+    for (const [role, m] of Object.entries(s.perRole ?? {})) roleSuccess.push({ x: s.step, y: m.success, series: role });
     for (const [name, m] of Object.entries(s.perPolicy)) policy.push({ x: s.step, y: m.meanReward, series: name });
     const kinds = new Set(["crash", "timeout", "oom", "protocol", "start-failed", ...Object.keys(s.failures)]);
     for (const k of kinds) failures.push({ x: s.step, y: s.failures[k] ?? 0, series: k });
@@ -60,6 +62,7 @@ function chartsFor(steps: readonly StepEvent[], evals: readonly EvalEvent[]): Re
   return {
     "reward-per-env": { title: "Mean reward per environment", xTitle: "step", yTitle: "mean reward", points: reward },
     "success-per-env": { title: "Success rate per environment", xTitle: "step", yTitle: "success", points: success },
+    "success-per-role": { title: "Success rate of trained agents per role", xTitle: "step", yTitle: "success", points: roleSuccess },
     "reward-per-policy": { title: "Mean reward per policy", xTitle: "step", yTitle: "mean reward", points: policy },
     "eval-reward": { title: "Evaluation reward", xTitle: "step", yTitle: "mean reward", points: evalPoints },
     "training-tokens": { title: "Training tokens: unmerged vs merged", xTitle: "step", yTitle: "tokens", points: tokens },

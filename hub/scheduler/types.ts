@@ -77,7 +77,16 @@ export type SchedulerEvent =
   | { type: "batch"; batch: BatchReport }
   | { type: "eval"; report: EvalReport }
   /** `trained`: the episode's agents bound to policies (the ones whose reward is trained on). */
-  | { type: "episode-end"; env: string; taskId: string; purpose: "train" | "eval"; trained: string[]; result: EpisodeResult }
+  | {
+      type: "episode-end";
+      env: string;
+      taskId: string;
+      purpose: "train" | "eval";
+      /** Agents played by trained policies, and the role of each. */
+      trained: string[];
+      roles: Record<string, string>;
+      result: EpisodeResult;
+    }
   | { type: "episode-abort"; episodeId: string; clientId: string | null; reason: AbortReason; willRetry: boolean }
   | { type: "agree-sync"; clientId: string }
   | { type: "client"; clientId: string; status: "connected" | "reconnected" | "disconnected" | "lost" };

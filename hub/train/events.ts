@@ -12,6 +12,13 @@ const PerEnvSchema = z.object({
   success: z.number(),
 });
 
+/** Trained agents of one role in one environment (`<env>/<role>`), e.g. werewolves/werewolf. */
+const PerRoleSchema = z.object({
+  agents: z.number().int(),
+  meanReward: z.number(),
+  success: z.number(),
+});
+
 const PerPolicySchema = z.object({
   samples: z.number().int(),
   meanReward: z.number(),
@@ -39,6 +46,7 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     durationMs: z.number(),
     episodesPerS: z.number(),
     perEnv: z.record(z.string(), PerEnvSchema),
+    perRole: z.record(z.string(), PerRoleSchema).optional(),
     perPolicy: z.record(z.string(), PerPolicySchema),
     filteredGroups: z.number().int(),
     failures: z.record(z.string(), z.number().int()),

@@ -16,6 +16,8 @@ interface EnvTally {
 export class StepStats {
   readonly #topReward: ReadonlyMap<string, number>;
   #envs = new Map<string, EnvTally>();
+  /** `<env>/<role>` of trained agents: agents counted, reward summed, successes. */
+  #roles = new Map<string, EnvTally>();
   #failures: Record<string, number> = {};
   #since: number;
   #merge: { calls: number; sample: number };
@@ -36,6 +38,15 @@ export class StepStats {
       t.reward += score;
       if (score >= (this.#topReward.get(e.env) ?? 1) - 1e-9) t.successes += 1;
       this.#envs.set(e.env, t);
+      for (const id of e.trained) {
+        const key = `${e.env}/${e.roles[id] ?? id}`;
+        const r = this.#roles.get(key) ?? { episodes: 0, reward: 0, successes: 0 };
+        const reward = e.result.rewards[id] ?? 0;
+        r.episodes += 1;
+        r.reward += reward;
+        if (reward >= (this.#topReward.get(e.env) ?? 1) - 1e-9) r.successes += 1;
+        this.#roles.set(key, r);
+      }
     } else if (e.type === "episode-abort") {
       this.#failures[e.reason.kind] = (this.#failures[e.reason.kind] ?? 0) + 1;
     }
@@ -60,6 +71,8 @@ export class StepStats {
       episodes += t.episodes;
       perEnv[env] = { episodes: t.episodes, meanReward: t.episodes ? t.reward / t.episodes : 0, success: t.episodes ? t.successes / t.episodes : 0 };
     }
+    const perRole: NonNullable<StepEvent["perRole"]> = {};
+    for (const [key, t] of this.#roles) perRole[key] = { agents: t.episodes, meanReward: t.reward / t.episodes, success: t.successes / t.episodes };
     const perPolicy: StepEvent["perPolicy"] = {};
     for (const r of reports) {
       perPolicy[r.policy] = {
@@ -79,12 +92,14 @@ export class StepStats {
       durationMs,
       episodesPerS: (episodes * 1000) / durationMs,
       perEnv,
+      perRole,
       perPolicy,
       filteredGroups: reports.reduce((a, r) => a + r.droppedGroups.length, 0),
       failures: this.#failures,
       merging: { callTokens: merge.unmergedTokens - this.#merge.calls, sampleTokens: merge.mergedTokens - this.#merge.sample },
     };
     this.#envs = new Map();
+    this.#roles = new Map();
     this.#failures = {};
     this.#since = now;
     this.#merge = { calls: merge.unmergedTokens, sample: merge.mergedTokens };

@@ -15,6 +15,7 @@ function stepEvent(step: number, reward: number): RunEvent {
     durationMs: 10,
     episodesPerS: 5,
     perEnv: { arith: { episodes: 8, meanReward: reward, success: reward } },
+    perRole: { "arith/solver": { agents: 8, meanReward: reward, success: reward } },
     perPolicy: { main: { samples: 8, meanReward: reward, loss: 0.1, tokens: 40, gradNorm: 1, trainMs: 5 } },
     filteredGroups: 1,
     failures: step === 2 ? { crash: 1 } : {},
@@ -40,7 +41,8 @@ describe("report", () => {
     const html = readFileSync(join(dir, "report.html"), "utf8");
     expect(html).toContain("<svg");
     expect(html).toContain("Evaluation");
-    for (const f of ["reward-per-env", "success-per-env", "reward-per-policy", "training-tokens", "failures"])
+    expect(html).toContain("per role");
+    for (const f of ["reward-per-env", "success-per-env", "success-per-role", "reward-per-policy", "training-tokens", "failures"])
       expect(existsSync(join(dir, "plots", `${f}.svg`))).toBe(true);
     expect(readMetrics(join(dir, "metrics.jsonl")).skipped).toHaveLength(1);
   });

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readEvents } from "./helpers.ts";
@@ -32,7 +32,7 @@ describe("agentjet train (CLI)", () => {
     }
   });
 
-  it("--json prints one event per line, the same events as metrics.jsonl", { timeout: 120_000 }, async () => {
+  it("--json prints one event per line, the same events as metrics.jsonl; report rebuilds report.html", { timeout: 120_000 }, async () => {
     const cwd = tempDir("train-cli");
     const r = await runCli(["train", "--example", "quickstart", "--steps", "2", "--port", "0", "--run-dir", "run", "--json", "--no-report"], cwd);
     expect(r.code, r.stderr).toBe(0);
@@ -40,6 +40,12 @@ describe("agentjet train (CLI)", () => {
     expect(printed).toEqual(readEvents(join(cwd, "run")));
     expect(printed.filter((e) => e.type === "step")).toHaveLength(2);
     expect(printed.at(-1)).toMatchObject({ type: "end", reason: "done", step: 2 });
+
+    // --no-report left it out; `agentjet report <run-dir>` builds it from the run directory.
+    expect(existsSync(join(cwd, "run", "report.html"))).toBe(false);
+    const report = await runCli(["report", "run"], cwd);
+    expect(report.code, report.stderr).toBe(0);
+    expect(existsSync(join(cwd, "run", "report.html"))).toBe(true);
   });
 
   it("Ctrl-C stops cleanly with exit 130, and --resume finishes the run", { timeout: 180_000 }, async () => {

@@ -14,6 +14,12 @@ describe("agentjet train: the example configs run end to end on CPU", () => {
     const result = await runTraining({ config, runDir: join(project, "run"), projectDir: project, port: 0, progress: quiet, report: false });
     expect(result.reason).toBe("done");
     for (const v of Object.values(result.versions)) expect(v).toBe(2);
+    // Success is reported per trained role: here the werewolves (reward 1 for a werewolf win).
+    const steps = readEvents(join(project, "run")).flatMap((e) => (e.type === "step" ? [e] : []));
+    for (const s of steps) {
+      expect(Object.keys(s.perRole ?? {})).toEqual(["werewolves/werewolf"]);
+      expect(s.perRole!["werewolves/werewolf"]!.agents).toBeGreaterThan(0);
+    }
   });
 
   it.skipIf(AIME_DATA === undefined)("math-cocktail: two steps on the real AIME 2024 problems mixed with countdown", { timeout: 300_000 }, async () => {

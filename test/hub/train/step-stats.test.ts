@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import type { SchedulerEvent } from "../../../hub/scheduler/types.ts";
+import { StepStats } from "../../../hub/train/step-stats.ts";
+import { createMergeStats } from "../../../server/training/merge-timelines.ts";
+
+function end(env: string, rewards: Record<string, number>, roles: Record<string, string>, purpose: "train" | "eval" = "train"): SchedulerEvent {
+  return { type: "episode-end", env, taskId: "t", purpose, trained: Object.keys(roles), roles, result: { episodeId: "e", attempt: 0, clientId: "c", rewards, info: {} } };
+}
+
+describe("StepStats", () => {
+  it("tallies reward and success per environment and per trained role, then starts over", () => {
+    const stats = new StepStats(new Map([["werewolves", 1]]), 0);
+    // Werewolves win: the two trained werewolves score 1; the trained seer 0. The builtin villager is not counted.
+    stats.observe(end("werewolves", { p1: 1, p2: 1, p3: 0, p4: 0 }, { p1: "werewolf", p2: "werewolf", p3: "seer" }));
+    // Villagers win.
+    stats.observe(end("werewolves", { p1: 0, p2: 0, p3: 1, p4: 1 }, { p1: "werewolf", p2: "werewolf", p3: "seer" }));
+    stats.observe(end("werewolves", { p1: 1, p2: 1, p3: 0 }, { p1: "werewolf", p2: "werewolf", p3: "seer" }, "eval"));
+    stats.observe({ type: "episode-abort", episodeId: "x", clientId: null, reason: { kind: "timeout", message: "slow" }, willRetry: true });
+    const e = stats.take(1, 1, [], createMergeStats(), 2000);
+    expect(e.perEnv).toEqual({ werewolves: { episodes: 2, meanReward: 0.5, success: 0 } });
+    expect(e.perRole).toEqual({
+      "werewolves/werewolf": { agents: 4, meanReward: 0.5, success: 0.5 },
+      "werewolves/seer": { agents: 2, meanReward: 0.5, success: 0.5 },
+    });
+    expect(e.failures).toEqual({ timeout: 1 });
+    expect(e.episodesPerS).toBe(1);
+    expect(stats.take(2, 2, [], createMergeStats(), 3000)).toMatchObject({ perEnv: {}, perRole: {}, failures: {} });
+  });
+});
