@@ -1,7 +1,8 @@
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runTraining } from "../../../hub/train/run-training.ts";
-import { removeTempDirs, tempDir } from "../helpers.ts";
+import { REPO, removeTempDirs, tempDir } from "../helpers.ts";
 import { AIME_DATA, exampleConfig, quiet, readEvents } from "./helpers.ts";
 
 afterAll(removeTempDirs);
@@ -32,5 +33,11 @@ describe("agentjet train: the example configs run end to end on CPU", () => {
     expect(result).toMatchObject({ reason: "done", versions: { main: 2 } });
     const envs = new Set(readEvents(join(project, "run")).flatMap((e) => (e.type === "step" ? Object.keys(e.perEnv) : [])));
     expect(envs).toEqual(new Set(["aime", "countdown"]));
+  });
+});
+
+describe("agentjet train: every shipped example config", () => {
+  it.each(readdirSync(join(REPO, "examples")).filter((f) => f.endsWith(".yaml")))("%s is a valid run config", async (file) => {
+    await expect(exampleConfig(file.slice(0, -5))).resolves.toMatchObject({ run: { steps: expect.any(Number) } });
   });
 });
