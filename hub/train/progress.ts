@@ -15,8 +15,10 @@ export interface FillStatus {
   steps: number;
   version: number;
   phase: "collecting" | "training" | "stopping";
-  /** Finished episodes per environment towards this batch, and the target. */
-  perEnv: Record<string, { done: number; target: number }>;
+  /** Finished episodes per environment towards this batch, the target, and their mean reward and success so far. */
+  perEnv: Record<string, { done: number; target: number; meanReward?: number; success?: number }>;
+  /** Failed episode attempts by kind since the last step. */
+  failures: Record<string, number>;
   episodesPerS: number;
   etaS: number | null;
 }
@@ -50,10 +52,12 @@ function formatEvent(e: RunEvent, steps: number): string | null {
 
 function formatFill(s: FillStatus, width: number): string {
   const envs = Object.entries(s.perEnv)
-    .map(([env, f]) => `${env} ${f.done}/${f.target}`)
-    .join(" ");
+    .map(([env, f]) => `${env} ${f.done}/${f.target}${f.meanReward === undefined ? "" : ` r=${f.meanReward.toFixed(2)} ok=${((f.success ?? 0) * 100).toFixed(0)}%`}`)
+    .join("  ");
+  const fails = Object.entries(s.failures).filter(([, n]) => n > 0);
+  const failText = fails.length ? ` failures ${fails.map(([k, n]) => `${k}:${n}`).join(",")}` : "";
   const eta = s.etaS === null ? "" : ` eta ${Math.round(s.etaS)}s`;
-  const line = `[${s.phase}] step ${s.step}/${s.steps} v${s.version} ${envs} ${s.episodesPerS.toFixed(1)} ep/s${eta}`;
+  const line = `[${s.phase}] step ${s.step}/${s.steps} v${s.version} ${envs}${failText} ${s.episodesPerS.toFixed(1)} ep/s${eta}`;
   return line.length > width ? line.slice(0, Math.max(0, width - 1)) : line;
 }
 
@@ -76,7 +80,7 @@ export function createProgress(mode: ProgressMode, steps: number, out: NodeJS.Wr
     },
     fill(s) {
       if (mode !== "tty") return;
-      out.write(`\r\x1b[2K${formatFill(s, out.columns ?? 100)}`);
+      out.write(`\r\x1b[2K${formatFill(s, out.columns || 100)}`);
       live = true;
     },
     close() {

@@ -17,7 +17,7 @@ import { policyCheckpointDir, readLatestCheckpoint, writeCheckpoint } from "./ch
 import { NoCheckpointError, NoProgressError, RunDirInUseError } from "./errors.ts";
 import type { RunEvent } from "./events.ts";
 import { type PreparedEnvironment, prepareEnvironments } from "./prepare-environments.ts";
-import type { ProgressSink } from "./progress.ts";
+import type { FillStatus, ProgressSink } from "./progress.ts";
 import { StepStats } from "./step-stats.ts";
 import { TrainedLedger } from "./trained-ledger.ts";
 
@@ -360,10 +360,15 @@ class RunLoop {
     this.#lastFill = now;
     const config = this.#config;
     const shares = sharesAt(config.environments.map((e) => e.weight), this.#step);
-    const { perEnv: done, perS } = this.#stats.finished(now);
-    const perEnv: Record<string, { done: number; target: number }> = {};
+    const { perEnv: done, failures, perS } = this.#stats.finished(now);
+    const perEnv: FillStatus["perEnv"] = {};
     config.environments.forEach((e, i) => {
-      perEnv[e.name] = { done: done[e.name] ?? 0, target: Math.round(config.batching.batchTasks * config.batching.groupSize * shares[i]!) };
+      const d = done[e.name];
+      perEnv[e.name] = {
+        done: d?.episodes ?? 0,
+        target: Math.round(config.batching.batchTasks * config.batching.groupSize * shares[i]!),
+        ...(d ? { meanReward: d.meanReward, success: d.success } : {}),
+      };
     });
     const recent = this.#stepTimes.slice(-5);
     const perStep = recent.length ? recent.reduce((a, b) => a + b, 0) / recent.length : null;
@@ -373,6 +378,7 @@ class RunLoop {
       version: this.#version(),
       phase: this.#stopping ? "stopping" : phase === "rolling" ? "collecting" : "training",
       perEnv,
+      failures,
       episodesPerS: perS,
       etaS: perStep === null ? null : ((config.run.steps - this.#step) * perStep) / 1000,
     });

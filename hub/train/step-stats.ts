@@ -52,12 +52,13 @@ export class StepStats {
     }
   }
 
-  /** Episodes finished per environment since the last step (the live fill), and their rate. */
-  finished(now = Date.now()): { perEnv: Record<string, number>; perS: number } {
+  /** What finished since the last step (the live fill): per environment, failures by kind, the rate. */
+  finished(now = Date.now()): { perEnv: Record<string, { episodes: number; meanReward: number; success: number }>; failures: Record<string, number>; perS: number } {
     let total = 0;
     for (const t of this.#envs.values()) total += t.episodes;
     return {
-      perEnv: Object.fromEntries([...this.#envs].map(([env, t]) => [env, t.episodes])),
+      perEnv: Object.fromEntries([...this.#envs].map(([env, t]) => [env, { episodes: t.episodes, meanReward: t.reward / t.episodes, success: t.successes / t.episodes }])),
+      failures: { ...this.#failures },
       perS: (total * 1000) / Math.max(1, now - this.#since),
     };
   }

@@ -15,7 +15,7 @@ const step: RunEvent = {
   failures: { timeout: 1 },
   merging: { callTokens: 1000, sampleTokens: 400 },
 };
-const fill: FillStatus = { step: 4, steps: 10, version: 3, phase: "collecting", perEnv: { arith: { done: 40, target: 128 } }, episodesPerS: 42, etaS: 12 };
+const fill: FillStatus = { step: 4, steps: 10, version: 3, phase: "collecting", perEnv: { arith: { done: 40, target: 128, meanReward: 0.2, success: 0.05 } }, failures: { crash: 2 }, episodesPerS: 42, etaS: 12 };
 
 function capture(mode: ProgressMode, columns = 200): { text: () => string; sink: ReturnType<typeof createProgress> } {
   let written = "";
@@ -25,17 +25,25 @@ function capture(mode: ProgressMode, columns = 200): { text: () => string; sink:
 
 describe("train progress output", () => {
   it("on a terminal: a live status line, cleared before each event line and at the end", () => {
-    const { text, sink } = capture("tty", 50);
+    const { text, sink } = capture("tty", 200);
     sink.fill(fill);
     sink.event(step);
     sink.fill(fill);
     sink.close();
     const out = text();
-    expect(out).toContain("\r\x1b[2K[collecting] step 4/10 v3 arith 40/128");
+    expect(out).toContain("\r\x1b[2K[collecting] step 4/10 v3 arith 40/128 r=0.20 ok=5% failures crash:2 42.0 ep/s eta 12s");
     expect(out).toContain("\r\x1b[2Kstep 3/10 v3  arith r=0.250 ok=13% n=128  filtered 2  failures timeout:1  42.0 ep/s merge 0.40x  1.5s\n");
     expect(out.endsWith("\r\x1b[2K")).toBe(true);
-    // The status line never wraps: it is cut to the terminal width.
-    for (const status of out.split("\r\x1b[2K").filter((s) => s.startsWith("["))) expect(status.length).toBeLessThan(50);
+  });
+
+  it("cuts the status line to the terminal width, and assumes 100 columns where the terminal says 0", () => {
+    for (const [columns, limit] of [[40, 40], [0, 100]] as const) {
+      const { text, sink } = capture("tty", columns);
+      sink.fill({ ...fill, perEnv: { aime: fill.perEnv.arith!, countdown: fill.perEnv.arith!, werewolves: fill.perEnv.arith! } });
+      const status = text().replace("\r\x1b[2K", "");
+      expect(status.length).toBeGreaterThan(20);
+      expect(status.length).toBeLessThan(limit);
+    }
   });
 
   it("elsewhere: plain lines only, no status line", () => {
