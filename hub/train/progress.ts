@@ -36,7 +36,7 @@ export function formatStep(e: StepEvent, steps: number): string {
 function formatEvent(e: RunEvent, steps: number): string | null {
   switch (e.type) {
     case "start":
-      return `train: ${e.runDir}: ${e.steps} steps, policies ${e.policies.join(", ")}, environments ${e.environments.join(", ")}${e.resumedFrom !== undefined ? ` (resumed at step ${e.resumedFrom})` : ""}`;
+      return `train: ${e.runDir}: ${e.steps} step${e.steps === 1 ? "" : "s"}, policies ${e.policies.join(", ")}, environments ${e.environments.join(", ")}${e.resumedFrom !== undefined ? ` (resumed at step ${e.resumedFrom})` : ""}`;
     case "step":
       return formatStep(e, steps);
     case "eval":
