@@ -55,6 +55,3 @@ if (rest.includes("--help") || rest.includes("-h")) {
   process.exit(EXIT.ok);
 }
 process.exitCode = await command.run(rest);
-// A command has finished its work when run() resolves. Handles a library leaves open (worker pools,
-// keep-alive sockets) must not keep the process alive: exit if the loop has not drained in 2 s.
-setTimeout(() => process.exit(), 2000).unref();

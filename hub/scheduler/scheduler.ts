@@ -609,10 +609,8 @@ export class Scheduler {
       this.#pump();
       return;
     }
-    const trainedSeats = slot.seats.agents.filter((a) => a.target.kind === "policy");
-    const trained = trainedSeats.map((a) => a.agentId);
-    const roles = Object.fromEntries(trainedSeats.map((a) => [a.agentId, a.role]));
-    this.#emit({ type: "episode-end", env: slot.env.config.name, taskId: slot.task.id, purpose: slot.purpose, trained, roles, result });
+    const trained = Object.fromEntries(slot.seats.agents.filter((a) => a.target.kind === "policy").map((a) => [a.agentId, a.role]));
+    this.#emit({ type: "episode-end", env: slot.env.config.name, taskId: slot.task.id, purpose: slot.purpose, trained, result });
     this.#settle(slot);
     this.#pump();
   }

@@ -76,17 +76,8 @@ export interface EvalRequest {
 export type SchedulerEvent =
   | { type: "batch"; batch: BatchReport }
   | { type: "eval"; report: EvalReport }
-  /** `trained`: the episode's agents bound to policies (the ones whose reward is trained on). */
-  | {
-      type: "episode-end";
-      env: string;
-      taskId: string;
-      purpose: "train" | "eval";
-      /** Agents played by trained policies, and the role of each. */
-      trained: string[];
-      roles: Record<string, string>;
-      result: EpisodeResult;
-    }
+  /** `trained`: agent id -> role of the episode's agents bound to policies (the ones whose reward is trained on). */
+  | { type: "episode-end"; env: string; taskId: string; purpose: "train" | "eval"; trained: Record<string, string>; result: EpisodeResult }
   | { type: "episode-abort"; episodeId: string; clientId: string | null; reason: AbortReason; willRetry: boolean }
   | { type: "agree-sync"; clientId: string }
   | { type: "client"; clientId: string; status: "connected" | "reconnected" | "disconnected" | "lost" };

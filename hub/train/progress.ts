@@ -23,12 +23,17 @@ export interface FillStatus {
   etaS: number | null;
 }
 
+/** ` failures crash:1,timeout:2` after `sep`, or "" when nothing failed. */
+function formatFailures(failures: Record<string, number>, sep: string): string {
+  const fails = Object.entries(failures).filter(([, n]) => n > 0);
+  return fails.length ? `${sep}failures ${fails.map(([k, n]) => `${k}:${n}`).join(",")}` : "";
+}
+
 export function formatStep(e: StepEvent, steps: number): string {
   const envs = Object.entries(e.perEnv)
     .map(([env, m]) => `${env} r=${m.meanReward.toFixed(3)} ok=${(m.success * 100).toFixed(0)}% n=${m.episodes}`)
     .join("  ");
-  const fails = Object.entries(e.failures).filter(([, n]) => n > 0);
-  const failText = fails.length ? `  failures ${fails.map(([k, n]) => `${k}:${n}`).join(",")}` : "";
+  const failText = formatFailures(e.failures, "  ");
   const saved = e.merging.callTokens ? ` merge ${(e.merging.sampleTokens / e.merging.callTokens).toFixed(2)}x` : "";
   return `step ${e.step}/${steps} v${e.version}  ${envs}  filtered ${e.filteredGroups}${failText}  ${e.episodesPerS.toFixed(1)} ep/s${saved}  ${(e.durationMs / 1000).toFixed(1)}s`;
 }
@@ -54,8 +59,7 @@ function formatFill(s: FillStatus, width: number): string {
   const envs = Object.entries(s.perEnv)
     .map(([env, f]) => `${env} ${f.done}/${f.target}${f.meanReward === undefined ? "" : ` r=${f.meanReward.toFixed(2)} ok=${((f.success ?? 0) * 100).toFixed(0)}%`}`)
     .join("  ");
-  const fails = Object.entries(s.failures).filter(([, n]) => n > 0);
-  const failText = fails.length ? ` failures ${fails.map(([k, n]) => `${k}:${n}`).join(",")}` : "";
+  const failText = formatFailures(s.failures, " ");
   const eta = s.etaS === null ? "" : ` eta ${Math.round(s.etaS)}s`;
   const line = `[${s.phase}] step ${s.step}/${s.steps} v${s.version} ${envs}${failText} ${s.episodesPerS.toFixed(1)} ep/s${eta}`;
   return line.length > width ? line.slice(0, Math.max(0, width - 1)) : line;

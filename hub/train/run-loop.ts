@@ -15,7 +15,7 @@ import type { RunEvent } from "./events.ts";
 import type { PreparedEnvironment } from "./prepare-environments.ts";
 import type { FillStatus } from "./progress.ts";
 import type { RunResult, RunTrainingOptions } from "./run-training.ts";
-import { StepStats } from "./step-stats.ts";
+import { isSuccess, StepStats } from "./step-stats.ts";
 import type { TrainedLedger } from "./trained-ledger.ts";
 
 /** Syncs in a row with nothing trained (every group filtered) before the run gives up. */
@@ -241,7 +241,7 @@ export class RunLoop {
             split,
             episodes: r.episodes,
             meanReward: Number.isFinite(r.meanReward) ? r.meanReward : 0,
-            success: r.scores.length ? r.scores.filter((s) => s >= top - 1e-9).length / r.scores.length : 0,
+            success: r.scores.length ? r.scores.filter((s) => isSuccess(s, top)).length / r.scores.length : 0,
           });
         }
       },

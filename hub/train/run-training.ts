@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { stringify } from "yaml";
 import { buildServer } from "../../server/app/build-server.ts";
@@ -6,6 +6,7 @@ import { closeServer } from "../../server/app/close-server.ts";
 import type { RunConfig } from "../../server/config/run-config.ts";
 import type { Engine } from "../../server/engines/engine.ts";
 import { SamplePool } from "../../server/training/index.ts";
+import { readMetrics } from "../report/read-metrics.ts";
 import type { SchedulerState } from "../scheduler/state.ts";
 import { policyCheckpointDir, readLatestCheckpoint } from "./checkpoint.ts";
 import { NoCheckpointError, RunDirInUseError } from "./errors.ts";
@@ -41,7 +42,6 @@ export interface RunResult {
   runDir: string;
   error?: unknown;
 }
-
 
 /**
  * `agentjet train`: the swarm server, the training coordinator, the scheduler and local clients in one
@@ -99,10 +99,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunResult> {
 
 /** How many times the run in this directory has started before (its `start` events). */
 function countStarts(metricsPath: string): number {
-  if (!existsSync(metricsPath)) return 0;
-  return readFileSync(metricsPath, "utf8")
-    .split("\n")
-    .filter((line) => line.startsWith('{"type":"start"')).length;
+  return existsSync(metricsPath) ? readMetrics(metricsPath).events.filter((e) => e.type === "start").length : 0;
 }
 
 /** A clean stop leaves exactly the pool the checkpoint expects, less the partial groups that run again; after a crash the pool starts afresh. */

@@ -3,10 +3,28 @@ import type { StepReport } from "../../server/training/coordinator.ts";
 import type { MergeStats } from "../../server/training/merge-timelines.ts";
 import type { StepEvent } from "./events.ts";
 
-interface EnvTally {
-  episodes: number;
+/** Rewards counted for one environment (per episode) or one `<env>/<role>` (per trained agent). */
+interface Tally {
+  n: number;
   reward: number;
   successes: number;
+}
+
+/** A reward that reaches the environment's top reward (`reward.max`) is a success. */
+export function isSuccess(reward: number, top: number): boolean {
+  return reward >= top - 1e-9;
+}
+
+function add(into: Map<string, Tally>, key: string, reward: number, top: number): void {
+  const t = into.get(key) ?? { n: 0, reward: 0, successes: 0 };
+  t.n += 1;
+  t.reward += reward;
+  if (isSuccess(reward, top)) t.successes += 1;
+  into.set(key, t);
+}
+
+function summarise(t: Tally): { meanReward: number; success: number } {
+  return { meanReward: t.reward / t.n, success: t.successes / t.n };
 }
 
 /**
@@ -15,9 +33,8 @@ interface EnvTally {
  */
 export class StepStats {
   readonly #topReward: ReadonlyMap<string, number>;
-  #envs = new Map<string, EnvTally>();
-  /** `<env>/<role>` of trained agents: agents counted, reward summed, successes. */
-  #roles = new Map<string, EnvTally>();
+  #envs = new Map<string, Tally>();
+  #roles = new Map<string, Tally>();
   #failures: Record<string, number> = {};
   #since: number;
   #merge: { calls: number; sample: number };
@@ -32,21 +49,10 @@ export class StepStats {
   /** Feeds one scheduler event (training episodes and failures; evaluation is reported apart). */
   observe(e: SchedulerEvent): void {
     if (e.type === "episode-end" && e.purpose === "train") {
-      const score = meanOf(e.trained.length ? e.trained.map((id) => e.result.rewards[id] ?? 0) : Object.values(e.result.rewards));
-      const t = this.#envs.get(e.env) ?? { episodes: 0, reward: 0, successes: 0 };
-      t.episodes += 1;
-      t.reward += score;
-      if (score >= (this.#topReward.get(e.env) ?? 1) - 1e-9) t.successes += 1;
-      this.#envs.set(e.env, t);
-      for (const id of e.trained) {
-        const key = `${e.env}/${e.roles[id] ?? id}`;
-        const r = this.#roles.get(key) ?? { episodes: 0, reward: 0, successes: 0 };
-        const reward = e.result.rewards[id] ?? 0;
-        r.episodes += 1;
-        r.reward += reward;
-        if (reward >= (this.#topReward.get(e.env) ?? 1) - 1e-9) r.successes += 1;
-        this.#roles.set(key, r);
-      }
+      const top = this.#topReward.get(e.env) ?? 1;
+      const trained = Object.entries(e.trained);
+      add(this.#envs, e.env, meanOf(trained.length ? trained.map(([id]) => e.result.rewards[id] ?? 0) : Object.values(e.result.rewards)), top);
+      for (const [id, role] of trained) add(this.#roles, `${e.env}/${role}`, e.result.rewards[id] ?? 0, top);
     } else if (e.type === "episode-abort") {
       this.#failures[e.reason.kind] = (this.#failures[e.reason.kind] ?? 0) + 1;
     }
@@ -55,9 +61,9 @@ export class StepStats {
   /** What finished since the last step (the live fill): per environment, failures by kind, the rate. */
   finished(now = Date.now()): { perEnv: Record<string, { episodes: number; meanReward: number; success: number }>; failures: Record<string, number>; perS: number } {
     let total = 0;
-    for (const t of this.#envs.values()) total += t.episodes;
+    for (const t of this.#envs.values()) total += t.n;
     return {
-      perEnv: Object.fromEntries([...this.#envs].map(([env, t]) => [env, { episodes: t.episodes, meanReward: t.reward / t.episodes, success: t.successes / t.episodes }])),
+      perEnv: Object.fromEntries([...this.#envs].map(([env, t]) => [env, { episodes: t.n, ...summarise(t) }])),
       failures: { ...this.#failures },
       perS: (total * 1000) / Math.max(1, now - this.#since),
     };
@@ -66,14 +72,9 @@ export class StepStats {
   /** The step event for a sync's reports; resets the tallies. `merge`: the coordinator's running totals. */
   take(step: number, version: number, reports: readonly StepReport[], merge: MergeStats, now = Date.now()): StepEvent {
     const durationMs = Math.max(1, now - this.#since);
-    const perEnv: StepEvent["perEnv"] = {};
-    let episodes = 0;
-    for (const [env, t] of this.#envs) {
-      episodes += t.episodes;
-      perEnv[env] = { episodes: t.episodes, meanReward: t.episodes ? t.reward / t.episodes : 0, success: t.episodes ? t.successes / t.episodes : 0 };
-    }
+    const { perEnv, perS } = this.finished(now);
     const perRole: NonNullable<StepEvent["perRole"]> = {};
-    for (const [key, t] of this.#roles) perRole[key] = { agents: t.episodes, meanReward: t.reward / t.episodes, success: t.successes / t.episodes };
+    for (const [key, t] of this.#roles) perRole[key] = { agents: t.n, ...summarise(t) };
     const perPolicy: StepEvent["perPolicy"] = {};
     for (const r of reports) {
       perPolicy[r.policy] = {
@@ -91,7 +92,7 @@ export class StepStats {
       step,
       version,
       durationMs,
-      episodesPerS: (episodes * 1000) / durationMs,
+      episodesPerS: perS,
       perEnv,
       perRole,
       perPolicy,

@@ -4,10 +4,10 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import Docker from "dockerode";
 import { describeDocker } from "../helpers/docker.ts";
-import { parseJson, REPO, runCli, snapshotTree, removeTempDirs, tempDir } from "./helpers.ts";
+import { AIME_DATA as SHARED_AIME, parseJson, REPO, runCli, snapshotTree, removeTempDirs, tempDir } from "./helpers.ts";
 
 /** CI places shared/ beside the clone; this checkout may only have it at /work/shared. */
-const AIME_DATA = [resolve(REPO, "../shared/data/aime-2024.jsonl"), "/work/shared/data/aime-2024.jsonl"].find((p) => existsSync(p)) ?? resolve(REPO, "../shared/data/aime-2024.jsonl");
+const AIME_DATA = SHARED_AIME ?? resolve(REPO, "../shared/data/aime-2024.jsonl");
 
 /** init -> test -> pack -> a temporary registry -> add, all through the CLI, in a fresh project. */
 async function scaffoldToInstall(kind: "vm" | "docker"): Promise<void> {

@@ -1,10 +1,12 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { readMetrics } from "../../../hub/report/read-metrics.ts";
 import { loadRunConfig } from "../../../server/config/load-run-config.ts";
 import type { RunConfig } from "../../../server/config/run-config.ts";
 import type { RunEvent } from "../../../hub/train/events.ts";
 import type { ProgressSink } from "../../../hub/train/progress.ts";
 import { REPO } from "../helpers.ts";
+
+export { AIME_DATA } from "../helpers.ts";
 
 /** A shipped example config (examples/<name>.yaml), validated. */
 export async function exampleConfig(name: string): Promise<RunConfig> {
@@ -18,11 +20,5 @@ export const quiet: ProgressSink = { event: () => undefined, fill: () => undefin
 
 /** Every event of a run directory's metrics.jsonl, in order. */
 export function readEvents(runDir: string): RunEvent[] {
-  return readFileSync(join(runDir, "metrics.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as RunEvent);
+  return readMetrics(join(runDir, "metrics.jsonl")).events;
 }
-
-/** The real AIME 2024 problems in ../shared/data (see its README), wherever the checkout sits. */
-export const AIME_DATA = [resolve(REPO, "../shared/data/aime-2024.jsonl"), "/work/shared/data/aime-2024.jsonl"].find((p) => existsSync(p));

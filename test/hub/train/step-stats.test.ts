@@ -4,7 +4,7 @@ import { StepStats } from "../../../hub/train/step-stats.ts";
 import { createMergeStats } from "../../../server/training/merge-timelines.ts";
 
 function end(env: string, rewards: Record<string, number>, roles: Record<string, string>, purpose: "train" | "eval" = "train"): SchedulerEvent {
-  return { type: "episode-end", env, taskId: "t", purpose, trained: Object.keys(roles), roles, result: { episodeId: "e", attempt: 0, clientId: "c", rewards, info: {} } };
+  return { type: "episode-end", env, taskId: "t", purpose, trained: roles, result: { episodeId: "e", attempt: 0, clientId: "c", rewards, info: {} } };
 }
 
 describe("StepStats", () => {
