@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -45,13 +45,19 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node bin/agentjet.js ...args` as a child process in `cwd`. */
-export function runCli(args: string[], cwd: string): Promise<CliResult> {
+/**
+ * Runs `node bin/agentjet.js ...args` as a child process in `cwd`. `onStdout` sees the standard output
+ * so far after each chunk, with the child (to signal it mid-run).
+ */
+export function runCli(args: string[], cwd: string, onStdout?: (stdout: string, child: ChildProcess) => void): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(REPO, "bin", "agentjet.js"), ...args], { cwd, env: { ...process.env, AGENTJET_CHILD: "" }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      onStdout?.(stdout, child);
+    });
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("error", reject);
     child.on("exit", (code) => resolve({ code: code ?? 1, stdout, stderr }));

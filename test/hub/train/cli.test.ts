@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readEvents } from "./helpers.ts";
-import { REPO, removeTempDirs, runCli, tempDir } from "../helpers.ts";
+import { removeTempDirs, runCli, tempDir } from "../helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -51,16 +50,10 @@ describe("agentjet train (CLI)", () => {
   it("Ctrl-C stops cleanly with exit 130, and --resume finishes the run", { timeout: 180_000 }, async () => {
     const cwd = tempDir("train-cli");
     const args = ["train", "--example", "quickstart", "--steps", "8", "--port", "0", "--run-dir", "run", "--json", "--no-report"];
-    const child = spawn(process.execPath, [join(REPO, "bin", "agentjet.js"), ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
     let interrupted = false;
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
+    const { code, stderr } = await runCli(args, cwd, (stdout, child) => {
       if (stdout.includes('"type":"step","time"') && stdout.includes('"step":3,') && !interrupted) interrupted = child.kill("SIGINT");
     });
-    const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
     expect(code, stderr).toBe(130);
     expect(stderr).toContain("agentjet train --resume");
     const stoppedAt = readEvents(join(cwd, "run")).at(-1) as { type: string; reason: string; step: number };
