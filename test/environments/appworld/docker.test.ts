@@ -133,7 +133,9 @@ describeDocker("AppWorld in Docker, against the stand-in image (test double)", (
         const reset = await episode.env.reset();
         if (reset.kind === "failed") return episode.abort(reset.failure);
         const running = await docker.listContainers({ filters: { label: ["agentjet.env=appworld"] } });
+        // Kills the episode's container and the warm spare; waits until Docker reports both stopped.
         await Promise.all(running.map((c: Docker.ContainerInfo) => docker.getContainer(c.Id).kill().catch(() => undefined)));
+        await Promise.all(running.map((c: Docker.ContainerInfo) => docker.getContainer(c.Id).wait({ condition: "not-running" }).catch(() => undefined)));
         const step = await episode.env.step({ solver: SOLUTION });
         if (step.kind === "failed") return episode.abort(step.failure);
         return episode.end(step.value.rewards ?? {});
@@ -142,6 +144,9 @@ describeDocker("AppWorld in Docker, against the stand-in image (test double)", (
       expect(crashed).toMatchObject({ type: "abort", reason: { kind: "crash" } });
       expect(app.agentjet.store.get("ep-killed")?.state).toBe("aborted");
       expect(runtime.stats().failures.crash).toBeGreaterThanOrEqual(1);
+      // The runtime hears of the spare's death through its own exit watcher; under load that can lag the
+      // kill, and an episode handed the dead spare first would (rightly) crash too. Let it hear.
+      await new Promise((resolve) => setTimeout(resolve, 500));
       const next = await play("ep-after", createDefaultAgentLoop());
       expect(next).toMatchObject({ type: "end", rewards: { solver: 1 } });
     }, 120_000);
