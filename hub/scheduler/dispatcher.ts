@@ -1,0 +1,268 @@
+import type { ClientDirectory } from "./client-directory.ts";
+import type { AbortReason, ClaimOutcome, EpisodeRegistry } from "./port.ts";
+import type { ClientState, Counters, EnvLane, Slot } from "./slots.ts";
+import type { EpisodeResult, SchedulerEvent } from "./types.ts";
+
+export interface DispatcherDeps {
+  registry: EpisodeRegistry;
+  clients: ClientDirectory;
+  lanes: readonly EnvLane[];
+  counters: Counters;
+  /** The OpenAI base URL agents call, ending in /v1. */
+  baseUrl: () => string;
+  /** `-r<k>` for the k-th resume, "" for the first start: part of every episode id. */
+  sessionTag: string;
+  /** Retries of an infrastructure-failed episode before its group fails. */
+  infraRetries: number;
+  /** False before `start` and after `close`: nothing is dispatched. */
+  running: () => boolean;
+  /** Runs before each dispatch round (plans batches ahead). */
+  beforePump: () => void;
+  /** A slot reached done or failed. */
+  settle: (slot: Slot) => void;
+  emit: (event: SchedulerEvent) => void;
+}
+
+/**
+ * Dispatch and retries: hands queued slots to free capable clients (oldest batch first, retries and
+ * evaluation ahead), registers and claims each try under a fresh episode id, turns results into
+ * settled slots, and re-queues failed tries until their retries run out.
+ */
+export class Dispatcher {
+  readonly #d: DispatcherDeps;
+  readonly #byEpisode = new Map<string, Slot>();
+  /** Claims are paused in the store (a weight sync): nothing is dispatched until they resume. */
+  #paused = false;
+  #pumping = false;
+
+  constructor(deps: DispatcherDeps) {
+    this.#d = deps;
+  }
+
+  inFlight(): number {
+    return this.#byEpisode.size;
+  }
+
+  /** The store resumed claims (or the lease tick wants another look). */
+  unpause(): void {
+    this.#paused = false;
+  }
+
+  /** Dispatches while there are queued slots and free clients for them. */
+  pump(): void {
+    if (this.#pumping || !this.#d.running()) return;
+    this.#pumping = true;
+    try {
+      this.#d.beforePump();
+      if (this.#paused) return;
+      for (;;) {
+        let best: { env: EnvLane; slot: Slot; seq: number } | null = null;
+        for (const env of this.#d.lanes) {
+          let head = env.queue.peek();
+          while (head && head.state !== "queued") {
+            env.queue.shift();
+            head = env.queue.peek();
+          }
+          if (!head || !this.#d.clients.hasFreeClient(env)) continue;
+          const seq = head.failures.length > 0 ? -1 : seqOf(head);
+          if (!best || seq < best.seq) best = { env, slot: head, seq };
+        }
+        if (!best) return;
+        best.env.queue.shift();
+        const client = this.#d.clients.pickClient(best.env)!;
+        void this.#assign(best.slot, client);
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  /** A client's heartbeat keeps its running episodes from idle reclaim. */
+  heartbeat(client: ClientState, running: readonly string[]): void {
+    for (const id of running) {
+      const slot = this.#byEpisode.get(id);
+      if (slot?.client === client && slot.state === "running") this.#d.registry.heartbeat(id);
+    }
+  }
+
+  async end(client: ClientState, episodeId: string, rewards: Record<string, number>, info: Record<string, unknown>): Promise<void> {
+    const slot = this.#byEpisode.get(episodeId);
+    if (!slot || slot.client !== client || slot.state !== "running") {
+      this.#d.counters.staleResults += 1;
+      return;
+    }
+    const result: EpisodeResult = { episodeId, attempt: slot.attempt, clientId: client.id, rewards, info };
+    slot.state = "done";
+    slot.result = result;
+    this.#release(slot);
+    this.#d.counters.ended += 1;
+    try {
+      await this.#d.registry.end(episodeId, rewards, info);
+    } catch (err) {
+      slot.state = "queued";
+      slot.result = null;
+      this.#d.counters.ended -= 1;
+      this.#retryOrFail(slot, { kind: "protocol", message: `ending the episode failed: ${String(err)}` }, episodeId, client.id);
+      this.pump();
+      return;
+    }
+    const trained = Object.fromEntries(slot.seats.agents.filter((a) => a.target.kind === "policy").map((a) => [a.agentId, a.role]));
+    this.#d.emit({ type: "episode-end", env: slot.env.config.name, taskId: slot.task.id, purpose: slot.purpose, trained, result });
+    this.#d.settle(slot);
+    this.pump();
+  }
+
+  abort(client: ClientState, episodeId: string, reason: AbortReason): void {
+    const slot = this.#byEpisode.get(episodeId);
+    if (!slot || slot.client !== client || slot.state !== "running") {
+      this.#d.counters.staleResults += 1;
+      return;
+    }
+    this.failAttempt(slot, reason);
+    this.pump();
+  }
+
+  /** Ends the current attempt without a result: abort it in the store, then retry or give up. */
+  failAttempt(slot: Slot, reason: AbortReason): void {
+    const episodeId = slot.episodeId ?? slot.id;
+    const clientId = slot.client?.id ?? null;
+    if (slot.episodeId) void this.#safeAbort(slot.episodeId, reason);
+    this.#release(slot);
+    this.#d.counters.aborted += 1;
+    if (reason.kind === "client-lost") this.#d.counters.lost += 1;
+    this.#retryOrFail(slot, reason, episodeId, clientId);
+  }
+
+  /** The store reclaimed an idle episode on its own (or abandoned it): tell the client, retry elsewhere. */
+  reclaimed(episodeId: string): void {
+    const slot = this.#byEpisode.get(episodeId);
+    if (!slot || slot.state !== "running") return;
+    const clientId = slot.client?.id ?? null;
+    const reason: AbortReason = { kind: "timeout", message: "reclaimed by the server after idling" };
+    slot.client?.link?.send({ type: "cancel", episodeId, reason: reason.message });
+    void this.#safeAbort(episodeId, reason);
+    this.#release(slot);
+    this.#d.counters.aborted += 1;
+    this.#retryOrFail(slot, reason, episodeId, clientId);
+    this.pump();
+  }
+
+  /** Stops a running or starting slot without a retry (its group failed): the client is told, the store aborts it. */
+  cancel(slot: Slot, why: string): void {
+    const link = slot.client?.link;
+    if (link && slot.episodeId) link.send({ type: "cancel", episodeId: slot.episodeId, reason: why });
+    if (slot.episodeId) void this.#safeAbort(slot.episodeId, { kind: "client-lost", message: why });
+    this.#release(slot);
+  }
+
+  /** Aborts everything in flight (the scheduler is closing); their keys stop working. */
+  async abortAll(message: string): Promise<void> {
+    const aborts: Array<Promise<void>> = [];
+    for (const slot of this.#byEpisode.values()) {
+      if (slot.episodeId) aborts.push(this.#safeAbort(slot.episodeId, { kind: "client-lost", message }));
+    }
+    this.#byEpisode.clear();
+    await Promise.all(aborts);
+  }
+
+  async #assign(slot: Slot, client: ClientState): Promise<void> {
+    const attempt = slot.attempt;
+    const episodeId = `${slot.id}${this.#d.sessionTag}-t${slot.tries++}`;
+    slot.state = "starting";
+    slot.client = client;
+    slot.episodeId = episodeId;
+    client.slots.add(slot);
+    this.#byEpisode.set(episodeId, slot);
+    const env = slot.env;
+    let claim: ClaimOutcome;
+    try {
+      await this.#d.registry.register({
+        episodeId,
+        env: env.config.name,
+        envVersion: env.config.version,
+        taskId: slot.task.id,
+        groupId: slot.group?.id ?? slot.id,
+        purpose: slot.purpose,
+        agents: slot.seats.agents,
+      });
+      claim = await this.#d.registry.claim(episodeId, client.id);
+    } catch (err) {
+      if (slot.episodeId === episodeId && slot.state === "starting") {
+        this.failAttempt(slot, { kind: "protocol", message: `registering the episode failed: ${String(err)}` });
+      }
+      return;
+    }
+    if (slot.episodeId !== episodeId || slot.state !== "starting" || !this.#d.running()) {
+      if (slot.episodeId !== episodeId) await this.#safeAbort(episodeId, { kind: "client-lost", message: "lease lost while starting" });
+      return;
+    }
+    if (claim.kind === "paused") {
+      // Claims are paused for a weight sync: put it back in front, untouched, and wait for the resume.
+      await this.#safeAbort(episodeId, { kind: "client-lost", message: "claims paused" });
+      this.#release(slot);
+      slot.state = "queued";
+      env.queue.unshift(slot);
+      this.#paused = true;
+      return;
+    }
+    if (!client.link) {
+      this.failAttempt(slot, { kind: "client-lost", message: "the client disconnected before the assignment" });
+      return;
+    }
+    slot.state = "running";
+    this.#d.counters.assigned += 1;
+    const agents: Record<string, { baseUrl: string; apiKey: string; model: string; role: string }> = {};
+    const baseUrl = this.#d.baseUrl().replace(/\/+$/, "");
+    for (const { agentId, role, target } of slot.seats.agents) {
+      agents[agentId] = { baseUrl, apiKey: claim.keys[agentId] ?? "", model: target.name, role };
+    }
+    client.link.send({
+      type: "assign",
+      episode: {
+        episodeId,
+        env: { name: env.config.name, version: env.config.version },
+        task: slot.task,
+        seed: slot.seed,
+        agents,
+        builtinAgents: slot.seats.builtin,
+        maxTurns: env.config.maxTurns,
+        purpose: slot.purpose,
+        attempt,
+      },
+    });
+  }
+
+  #release(slot: Slot): void {
+    if (slot.episodeId) this.#byEpisode.delete(slot.episodeId);
+    slot.client?.slots.delete(slot);
+    slot.client = null;
+    slot.episodeId = null;
+  }
+
+  #retryOrFail(slot: Slot, reason: AbortReason, episodeId: string, clientId: string | null): void {
+    slot.failures.push(reason);
+    const willRetry = slot.failures.length <= this.#d.infraRetries && this.#d.running();
+    this.#d.emit({ type: "episode-abort", episodeId, clientId, reason, willRetry });
+    if (willRetry) {
+      slot.attempt += 1;
+      slot.state = "queued";
+      this.#d.counters.retried += 1;
+      slot.env.queue.unshift(slot);
+      return;
+    }
+    slot.state = "failed";
+    this.#d.settle(slot);
+  }
+
+  async #safeAbort(episodeId: string, reason: AbortReason): Promise<void> {
+    try {
+      await this.#d.registry.abort(episodeId, reason);
+    } catch {
+      // Already gone from the store (reclaimed, ended): nothing left to discard.
+    }
+  }
+}
+
+function seqOf(slot: Slot): number {
+  return slot.evalRun ? -0.5 : (slot.group?.batch.index ?? 0);
+}

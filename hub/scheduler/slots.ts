@@ -1,0 +1,96 @@
+import type { Task } from "../../sdk/env/protocol.ts";
+import type { Deque } from "./deque.ts";
+import type { MixLedger } from "./mixing.ts";
+import type { AbortReason } from "./port.ts";
+import type { Seats } from "./resolve-seats.ts";
+import type { TaskStream, TaskStreamPosition } from "./task-stream.ts";
+import type { EpisodeResult, EvalReport, SchedulerEnvironment } from "./types.ts";
+import type { ClientLink } from "./client-directory.ts";
+
+/**
+ * What the scheduler's parts share: one lane per environment (its task stream, its queue of slots and
+ * the clients that can run it), the groups and batches the planner makes, evaluation runs, and the slot,
+ * one episode to play (retried under a fresh episode id until it has a result or its retries run out).
+ */
+export interface EnvLane {
+  index: number;
+  config: SchedulerEnvironment;
+  stream: TaskStream;
+  queue: Deque<Slot>;
+  clients: Set<ClientState>;
+}
+
+export interface Group {
+  id: string;
+  env: EnvLane;
+  task: Task;
+  batch: Batch;
+  slots: Slot[];
+  status: "running" | "complete" | "failed";
+  failures: AbortReason[];
+}
+
+export interface Batch {
+  index: number;
+  quotas: number[];
+  groups: Group[];
+  replacements: number;
+  /** Stream positions and ledger before this batch was planned (for `snapshot`). */
+  before: { streams: TaskStreamPosition[]; ledger: MixLedger };
+}
+
+export interface EvalRun {
+  id: number;
+  step: number;
+  split: string;
+  envs: EnvLane[];
+  slots: Slot[];
+  pending: number;
+  resolve: (report: EvalReport) => void;
+}
+
+export interface Slot {
+  id: string;
+  env: EnvLane;
+  task: Task;
+  /** Who plays each seat of this task. */
+  seats: Seats;
+  seed: number;
+  purpose: "train" | "eval";
+  group: Group | null;
+  evalRun: EvalRun | null;
+  /** Failed tries so far. */
+  attempt: number;
+  /** Registrations so far: each gets a fresh episode id, so a stale result can never match. */
+  tries: number;
+  episodeId: string | null;
+  state: "queued" | "starting" | "running" | "done" | "failed";
+  client: ClientState | null;
+  failures: AbortReason[];
+  result: EpisodeResult | null;
+}
+
+export interface ClientState {
+  id: string;
+  link: ClientLink | null;
+  envs: EnvLane[];
+  concurrency: number;
+  slots: Set<Slot>;
+  lastSeen: number;
+  disconnectedAt: number | null;
+}
+
+/** Makes slots: resolves the task's seats and derives the episode seed from the slot id. */
+export type NewSlot = (id: string, env: EnvLane, task: Task, purpose: "train" | "eval", group: Group | null, evalRun: EvalRun | null) => Slot;
+
+/** The scheduler's counters (`stats()`). */
+export interface Counters {
+  assigned: number;
+  ended: number;
+  aborted: number;
+  lost: number;
+  retried: number;
+  failedGroups: number;
+  staleResults: number;
+  batchesCompleted: number;
+}
