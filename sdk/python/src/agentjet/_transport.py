@@ -1,0 +1,107 @@
+"""JSON over HTTP with the standard library: bearer auth, error bodies to exceptions, retries with backoff."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import socket
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional
+
+from .errors import APIConnectionError, status_error
+
+__all__ = ["Retry", "Transport"]
+
+
+@dataclass(frozen=True)
+class Retry:
+    """
+    How a request is retried when the server cannot be reached (connection refused, reset, timed out).
+
+    Requests the server may already have acted on (``begin``) are retried only when the connection was
+    refused, i.e. nothing was sent; the others are safe to repeat. Error answers (4xx/5xx) are never retried.
+    """
+
+    total_s: float = 30.0
+    """Give up (``APIConnectionError``) once this many seconds have passed since the first try."""
+    initial_s: float = 0.2
+    """First wait; each next one doubles, up to ``max_s``, with +-20% jitter."""
+    max_s: float = 3.0
+    """Longest single wait."""
+
+
+NO_RETRY = Retry(total_s=0.0)
+
+
+def _refused(err: BaseException) -> bool:
+    """True when the request surely never reached the server."""
+    reason = err.reason if isinstance(err, urllib.error.URLError) else err
+    return isinstance(reason, (ConnectionRefusedError, socket.gaierror))
+
+
+def _connection_failure(err: BaseException) -> bool:
+    if isinstance(err, urllib.error.HTTPError):
+        return False
+    if isinstance(err, urllib.error.URLError):
+        return isinstance(err.reason, OSError)
+    return isinstance(err, (OSError, http.client.HTTPException))
+
+
+class Transport:
+    """One server (``url``) and one token. Thread-safe: every request opens its own connection."""
+
+    def __init__(self, url: str, token: Optional[str], *, timeout_s: float, retry: Retry, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+        self.timeout_s = timeout_s
+        self.retry = retry
+        self._sleep = sleep
+
+    def request(self, method: str, path: str, body: Optional[Mapping[str, Any]] = None, *, idempotent: bool = True, retry: Optional[Retry] = None) -> Any:
+        """Sends one request and returns the parsed JSON answer; raises ``APIStatusError`` or ``APIConnectionError``."""
+        policy = self.retry if retry is None else retry
+        url = f"{self.url}{path}"
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        headers = {"accept": "application/json"}
+        if data is not None:
+            headers["content-type"] = "application/json"
+        if self.token:
+            headers["authorization"] = f"Bearer {self.token}"
+        start = time.monotonic()
+        wait = policy.initial_s
+        attempt = 0
+        while True:
+            attempt += 1
+            req = urllib.request.Request(url, data=data, headers=headers, method=method)
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout_s) as res:
+                    return _parse(res.read())
+            except urllib.error.HTTPError as err:
+                with err:
+                    raise status_error(err.code, _parse(err.read()), method=method, url=url) from None
+            except Exception as err:
+                if not _connection_failure(err):
+                    raise
+                retriable = idempotent or _refused(err)
+                elapsed = time.monotonic() - start
+                if not retriable or elapsed + wait > policy.total_s:
+                    why = getattr(err, "reason", err)
+                    raise APIConnectionError(
+                        f"{method} {url}: cannot reach the agentjet server after {attempt} attempt(s) in {elapsed:.1f} s: {why}", url
+                    ) from err
+                self._sleep(wait * random.uniform(0.8, 1.2))
+                wait = min(wait * 2, policy.max_s)
+
+
+def _parse(raw: bytes) -> Any:
+    if not raw:
+        return None
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

@@ -1,0 +1,32 @@
+"""Wire shapes the client reads and writes (the server's JSON, camelCase as on the wire)."""
+
+from __future__ import annotations
+
+from typing import Dict, Literal, TypedDict
+
+__all__ = ["AgentBinding", "EpisodeState", "EngineState", "EngineStatus", "AbortReason"]
+
+EpisodeState = Literal["running", "ended", "aborted", "lost"]
+"""This client's view of an episode: open, closed by it (ended / aborted), or given up by the server (lost)."""
+
+EngineState = Literal["offline", "booting", "rolling", "draining", "syncing"]
+
+
+class AgentBinding(TypedDict):
+    """Which model plays an agent: a trainable ``policy`` on the server, or a ``frozen`` model (not trained)."""
+
+    kind: Literal["policy", "frozen"]
+    target: str
+
+
+class AbortReason(TypedDict):
+    kind: str
+    message: str
+
+
+class EngineStatus(TypedDict, total=False):
+    """``GET /v1/engine/status``. ``versions``: policy -> weight version. Other fields the server adds stay in the dict."""
+
+    state: EngineState
+    step: int
+    versions: Dict[str, int]

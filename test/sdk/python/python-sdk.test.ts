@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { probePython, PYTHON, PYTHON_REQUIRED, runPython } from "./run-python.ts";
+
+const python = probePython();
+if (!python.ok && !PYTHON_REQUIRED) {
+  console.warn(`\n*** SKIPPING the Python SDK tests: ${python.why}. Set AGENTJET_PYTHON, or install python3 (3.9+). CI (CI=true or AGENTJET_REQUIRE_PYTHON=1) fails instead. ***\n`);
+}
+
+/** One `python -m unittest <module>` of sdk/python/tests, against real `agentjet serve` processes it spawns. */
+async function unittest(module: string): Promise<void> {
+  if (!python.ok) throw new Error(`the Python SDK tests need Python 3.9+: ${python.why}`);
+  const r = await runPython(["-m", "unittest", "-v", module]);
+  expect(r.code, `${PYTHON} -m unittest ${module}\n${r.output}`).toBe(0);
+  expect(r.output).toMatch(/\nOK/);
+}
+
+describe.skipIf(!python.ok && !PYTHON_REQUIRED)("Python SDK (sdk/python) against a real agentjet serve", () => {
+  it("runs with Python 3.9 or newer", () => {
+    expect(python.ok, python.ok ? "" : python.why).toBe(true);
+  });
+  it("begins, chats, ends and aborts episodes; the context manager aborts on exception; heart-beats outlive the idle timeout", () => unittest("test_episodes"), 180_000);
+  it("reports a bad token, an unreachable server and a restart mid-episode", () => unittest("test_failures"), 240_000);
+});
