@@ -1,61 +1,159 @@
-import { findBoxed } from "./find-boxed.ts";
+import { type BoxedSpan, findBoxed } from "./find-boxed.ts";
+import { type MathSpan, scanAnswerMarkers, scanMathSpans, scanProseNumbers } from "./scan-response.ts";
 import { splitThinking } from "./split-thinking.ts";
 
-export type AnswerSource = "boxed" | "answer-line";
+/** How the answer was found, from the most to the least explicit. */
+export type AnswerSource = "boxed" | "answer-line" | "math-span" | "prose";
 
 /** Where the final answer of a response was found, as raw text still to be normalised. */
 export interface ExtractedAnswer {
   raw: string;
   source: AnswerSource;
   part: "final" | "thinking";
-  /** Other boxes joined to the chosen one by "or", "," or "and" (`\boxed{12} or \boxed{13}`): a hedge. */
-  rivals: string[];
+  /** Answers stated together with the chosen one, in order, the chosen one last (`\boxed{1}, \boxed{2}`). */
+  group: string[];
+  /** The group was joined by "or": alternatives offered, a hedge unless they agree. */
+  alternatives: boolean;
   /** How many boxes the chosen part holds in all. */
   boxCount: number;
 }
 
-/** Boxes closer than this, with only a connector between them, are one hedged statement. */
-const CONNECTOR = /^[\s$.,;]*(?:or|and|,|;|\/|\\text\{\s*or\s*\}|\\quad|\\qquad)?[\s$.,;]*$/i;
-const ANSWER_LINE =
-  /(?:^|[\s*#>])(?:final\s+answer|answer)\s*(?:\*\*|__)?\s*(?:is\s*)?(?:[:：]|\bis\b)\s*(?:\*\*|__)?\s*(.+?)\s*$/i;
+/** Boxes with only a connector between them are one statement: a list of answers, or a hedge ("or"). */
+const CONNECTOR = /^(?:[\s$.,;]|\bor\b|\band\b|\/|\\text\{\s*(?:or|and)\s*\}|\\q?quad\b|\\,|\b[a-z]\s*=)*$/i;
+const OR_CONNECTOR = /\bor\b/i;
+/** Chat-template tokens: what follows one is not the model's answer. */
+const END_OF_TURN = /<\|(?:im_start|im_end|endoftext|eot_id|end)\|>/;
+const FILLER = /\s*(?:I hope (?:it|this) is correct|I hope this helps)[\s\S]*$/i;
+const LABEL_ONLY = /^\s*(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?'?\s*$/;
 
-/** The last balanced `\boxed{}` of the final part; failing that a final `Answer: ...` line; then the thinking part. */
+/**
+ * Extraction by priority, final part (after the last `</think>`) first: the latest final-answer marker
+ * (a box, or a phrase such as "Final Answer:" / "the answer is" followed by a value); failing that, the
+ * last math span or number of the prose.
+ */
 export function extractAnswer(response: string): ExtractedAnswer | null {
-  const parts = splitThinking(response);
+  const cut = END_OF_TURN.exec(response);
+  const parts = splitThinking(cut === null ? response : response.slice(0, cut.index));
   return extractFrom(parts.final, "final") ?? extractFrom(parts.thinking, "thinking");
-}
-
-/** The value of an answer line; a repeated label (`Final Answer: The final answer is 33`) is peeled off. */
-function readAnswerLine(line: string): string | null {
-  let raw: string | null = null;
-  let rest = line;
-  for (let m = ANSWER_LINE.exec(rest); m?.[1] !== undefined && m[1].trim() !== ""; m = ANSWER_LINE.exec(rest)) {
-    raw = m[1];
-    rest = m[1];
-  }
-  if (raw === null) return null;
-  // Minerva's closing line: "The final answer is $33$. I hope it is correct." The math span is the answer.
-  const math = /^\s*(\$[^$]+\$)/.exec(raw);
-  return math?.[1] ?? raw;
 }
 
 function extractFrom(text: string, part: "final" | "thinking"): ExtractedAnswer | null {
   const boxes = findBoxed(text);
-  const last = boxes.at(-1);
-  if (last !== undefined) {
-    const rivals: string[] = [];
-    for (let i = boxes.length - 2; i >= 0; i--) {
-      const prev = boxes[i]!;
-      const next = boxes[i + 1]!;
-      if (!CONNECTOR.test(text.slice(prev.end, next.start))) break;
-      rivals.push(prev.content);
-    }
-    return { raw: last.content, source: "boxed", part, rivals, boxCount: boxes.length };
+  const lastBox = boxes.at(-1);
+  const marker = lastMarkerValue(text);
+  if (lastBox !== undefined && (marker === null || lastBox.start > marker.start)) {
+    return { ...boxGroup(text, boxes), source: "boxed", part, boxCount: boxes.length };
   }
-  const lines = text.split("\n");
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const raw = readAnswerLine(lines[i]!);
-    if (raw !== null) return { raw, source: "answer-line", part, rivals: [], boxCount: 0 };
+  if (marker !== null) return { raw: marker.raw, source: "answer-line", part, group: [marker.raw], alternatives: false, boxCount: boxes.length };
+  return lastCandidate(text, part);
+}
+
+function boxGroup(text: string, boxes: BoxedSpan[]): { raw: string; group: string[]; alternatives: boolean } {
+  const last = boxes.at(-1)!;
+  const group = [last.content];
+  let alternatives = false;
+  for (let i = boxes.length - 2; i >= 0; i--) {
+    const between = text.slice(boxes[i]!.end, boxes[i + 1]!.start);
+    if (!CONNECTOR.test(between)) break;
+    if (OR_CONNECTOR.test(between)) alternatives = true;
+    group.unshift(boxes[i]!.content);
+  }
+  return { raw: last.content, group, alternatives };
+}
+
+/** The value announced by the last answer marker whose value looks like an answer. */
+function lastMarkerValue(text: string): { start: number; raw: string } | null {
+  const markers = scanAnswerMarkers(text);
+  for (let i = markers.length - 1; i >= 0; i--) {
+    const m = markers[i]!;
+    const raw = readMarkerValue(text, m.valueStart);
+    if (raw !== null) return { start: m.start, raw };
   }
   return null;
+}
+
+function readMarkerValue(text: string, from: number): string | null {
+  let i = from;
+  while (i < text.length && /[\s*_:#}]/.test(text[i]!) && text[i] !== "\n") i++;
+  let rest = text.slice(i);
+  // `## Answer` on its own line: the value is the next line.
+  const own = /^\n[\s*_#]*(?=\S)/.exec(rest);
+  if (own !== null) rest = rest.slice(own[0].length);
+  // `Answer \[ 9 \]` or `Answer:\n$$ 9 $$`: a display block right after the marker is the value.
+  const display = /^\s*(\\\[|\$\$)/.exec(rest);
+  if (display !== null) {
+    const close = display[1] === "\\[" ? "\\]" : "$$";
+    const end = rest.indexOf(close, display[0].length);
+    if (end >= 0) return usable(rest.slice(display[0].length, end));
+  }
+  const nl = rest.indexOf("\n");
+  rest = nl >= 0 ? rest.slice(0, nl) : rest;
+  rest = rest.replace(FILLER, "");
+  rest = firstSentence(rest);
+  return usable(reduceSentence(rest));
+}
+
+/** Up to the first sentence end outside math (a period then a capital letter). */
+function firstSentence(s: string): string {
+  const spans = scanMathSpans(s);
+  const re = /\.\s+(?=[A-Z])/g;
+  for (let m = re.exec(s); m !== null; m = re.exec(s)) {
+    const at = m.index;
+    if (!spans.some((sp) => sp.start <= at && at < sp.end)) return s.slice(0, at);
+  }
+  return s;
+}
+
+/** "The largest $n$ is 34" -> "34": a sentence that starts with words is read from its last verb. */
+function reduceSentence(s: string): string {
+  const t = s.trim();
+  if (!/^["“]?[A-Za-z]{2,}\b/.test(t) || /^(?:or|and)\b/i.test(t)) return t;
+  const spans = scanMathSpans(t);
+  const re = /\b(?:is|are|equals|be|was|as|to)\b|=/g;
+  let cut = -1;
+  for (let m = re.exec(t); m !== null; m = re.exec(t)) {
+    const at = m.index;
+    if (!spans.some((sp) => sp.start <= at && at < sp.end)) cut = at + m[0].length;
+  }
+  return cut >= 0 ? t.slice(cut).trim() : t;
+}
+
+/** A marker's value counts only if it holds something an answer is made of (a digit or math). */
+function usable(raw: string): string | null {
+  const v = stripMathDelimiters(raw).replace(/^["“]|["”]$/g, "").replace(/[\s.]+$/, "").trim();
+  if (v === "" || !/[\d\\]/.test(v)) return null;
+  return v;
+}
+
+function stripMathDelimiters(s: string): string {
+  return s.replace(/(?<!\\)\$+/g, " ").replace(/\\[[\]()]/g, " ").trim();
+}
+
+/** `-5 + 10` alone on the last line: the whole line is the answer, not its last number. */
+function bareFinalExpression(body: string): string | null {
+  const line = body.trimEnd().split("\n").at(-1)!.replace(/\*\*/g, "").replace(/[.\s]+$/, "").trim();
+  if (!/\d/.test(line) || /\\(?:boxed|fbox)/.test(line) || !/^[-+*/^()[\]{}\d.,\s=\\A-Za-z_]+$/.test(line)) return null;
+  // Words (outside commands) make it a sentence.
+  if (/(?<![\\A-Za-z])[A-Za-z]{2,}/.test(line)) return null;
+  return line;
+}
+
+/** The last math span (not a bare variable) or prose number; a preceding one joined by "or" is a hedge. */
+function lastCandidate(text: string, part: "final" | "thinking"): ExtractedAnswer | null {
+  const body = text.replace(FILLER, "");
+  const bare = bareFinalExpression(body);
+  if (bare !== null) return { raw: bare, source: "prose", part, group: [bare], alternatives: false, boxCount: 0 };
+  const spans = scanMathSpans(body).filter((s) => s.content.trim() !== "" && !LABEL_ONLY.test(s.content));
+  const numbers = scanProseNumbers(body, scanMathSpans(body));
+  const candidates: Array<{ raw: string; start: number; end: number; source: AnswerSource }> = [
+    ...spans.map((s: MathSpan) => ({ raw: s.content.trim(), start: s.start, end: s.end, source: "math-span" as const })),
+    ...numbers.map((n) => ({ raw: n.text, start: n.start, end: n.end, source: "prose" as const })),
+  ].sort((a, b) => a.start - b.start);
+  const last = candidates.at(-1);
+  if (last === undefined) return null;
+  const group = [last.raw];
+  const prev = candidates.at(-2);
+  const alternatives = prev !== undefined && /^[\s,]*(?:or|\\text\{\s*or\s*\})[\s,]*$/i.test(body.slice(prev.end, last.start));
+  if (alternatives) group.unshift(prev.raw);
+  return { raw: last.raw, source: last.source, part, group, alternatives, boxCount: 0 };
 }

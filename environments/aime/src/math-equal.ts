@@ -1,16 +1,36 @@
 import "./isolate-shims.ts";
 import { ComputeEngine } from "@cortex-js/compute-engine";
 import { evaluateExact } from "./exact-rational.ts";
+import { close, evaluate, numericallyEqual, parseExpression, variablesOf } from "./expression.ts";
+import {
+  type Collection,
+  isLabel,
+  readCollection,
+  readMatrix,
+  readRelation,
+  type Relation,
+  relationToInterval,
+  splitTopLevel,
+} from "./latex-structure.ts";
 import { normalizeAnswer } from "./normalize-answer.ts";
 
-export type MathComparison = { kind: "equal" } | { kind: "different" } | { kind: "unparseable" } | { kind: "time-limit" };
+/** Why the algebra layer could not decide: reported, never swallowed. */
+export type AlgebraError = "stack-overflow" | "cas-error";
 
-/** Longest expression handed to the CAS; longer ones are compared as text only. */
+export type MathComparison =
+  | { kind: "equal" }
+  | { kind: "different" }
+  | { kind: "unparseable" }
+  | { kind: "time-limit" }
+  | { kind: "error"; error: AlgebraError; message: string };
+
+/** Longest expression handed to the CAS; longer ones are compared by the other means only. */
 const MAX_CAS_LENGTH = 300;
 /** Factorials and powers this large are not expanded by the CAS (they would blow the time limit). */
 const HUGE = /\d{4,}\s*!|\^\s*\{?\s*\d{4,}/;
+const MAX_NESTING = 8;
 
-type Expr = ReturnType<ComputeEngine["parse"]>;
+type CasExpr = ReturnType<ComputeEngine["parse"]>;
 
 let engine: ComputeEngine | undefined;
 
@@ -23,112 +43,161 @@ interface Budget {
   deadline: number;
 }
 
-/**
- * General math equivalence for non-AIME datasets: exact rationals first, then tuples, intervals and
- * sets element-wise, equations side by side, and the CAS (`@cortex-js/compute-engine`) for the rest.
- * Gold first: `x = 3` as a prediction matches gold `3`, but not the other way round.
- */
-export function compareMath(gold: string, prediction: string, timeLimitMs: number): MathComparison {
-  try {
-    // Building the engine (once per isolate) is start-up cost, not this comparison's.
-    getEngine();
-    const budget = { deadline: Date.now() + timeLimitMs };
-    return compareNormalized(normalizeAnswer(gold), normalizeAnswer(prediction), budget);
-  } catch {
-    // The CAS throws on some malformed input; that is an unparseable answer, not a crash.
-    return { kind: "unparseable" };
-  }
+export interface CompareOptions {
+  /** The gold holds several answers: the prediction's "or" lists them rather than hedging. */
+  predictionSeparators?: readonly string[];
 }
 
-function compareNormalized(gold: string, pred: string, budget: Budget): MathComparison {
+/**
+ * General math equivalence. Gold first (it is trusted, the prediction is not): a label on the gold
+ * (`k = 1`) is dropped, a chain on the prediction (`x = 5+6 = 11`) is read at its last side. Then
+ * unions, matrices, inequalities (as intervals when the other side is one), tuples, intervals and
+ * sets element-wise, equations side by side, and scalars: exact rationals, rounding at the
+ * prediction's precision, numeric comparison at sample points, and the CAS for what is left.
+ */
+export function compareMath(gold: string, prediction: string, timeLimitMs: number, options: CompareOptions = {}): MathComparison {
+  const budget = { deadline: Date.now() + timeLimitMs };
+  return compareNormalized(normalizeAnswer(gold), normalizeAnswer(prediction), budget, options, 0);
+}
+
+/** Whether the gold answer names several answers (`1, 2`, `1 and 2`, `\{1, 2\}`). */
+export function goldHasSeveralAnswers(gold: string): boolean {
+  const c = readCollection(normalizeAnswer(gold));
+  return c !== null && (c.open === "" || c.open === "\\{") && c.items.length > 1;
+}
+
+function compareNormalized(gold: string, pred: string, budget: Budget, options: CompareOptions, depth: number): MathComparison {
   if (compact(gold) === compact(pred)) return { kind: "equal" };
   if (pred === "") return { kind: "unparseable" };
+  if (depth > MAX_NESTING) return { kind: "unparseable" };
+  const next = (g: string, p: string): MathComparison => compareNormalized(g, p, budget, {}, depth + 1);
+
+  const goldUnion = splitTopLevel(gold, "\\cup");
+  const predUnion = splitTopLevel(pred, "\\cup");
+  if (goldUnion.length > 1 || predUnion.length > 1) return matchUnordered(goldUnion, predUnion, next);
+
+  const goldMatrix = readMatrix(gold);
+  const predMatrix = readMatrix(pred);
+  if (goldMatrix !== null || predMatrix !== null) {
+    if (goldMatrix === null || predMatrix === null) return { kind: "different" };
+    if (goldMatrix.length !== predMatrix.length || goldMatrix.some((row, i) => row.length !== predMatrix[i]!.length)) {
+      return { kind: "different" };
+    }
+    return all(goldMatrix.flatMap((row, i) => row.map((cell, j) => () => next(cell, predMatrix[i]![j]!))));
+  }
+
+  // `x \in [2, 5]`: the label is dropped on either side.
+  const goldIn = IN.exec(gold);
+  if (goldIn !== null && isLabel(goldIn[1]!)) return next(goldIn[2]!, IN.exec(pred)?.[2] ?? pred);
+  const predIn = IN.exec(pred);
+  if (predIn !== null && isLabel(predIn[1]!)) return next(gold, predIn[2]!);
+
+  const goldRel = readRelation(gold);
+  const predRel = readRelation(pred);
+  if (goldRel !== null || predRel !== null) return compareRelations(gold, pred, goldRel, predRel, next);
+
+  const goldEq = splitTopLevel(gold, "=");
+  const predSides = splitChain(pred);
+  if (goldEq.length === 2 && isLabel(goldEq[0]!) && predSides.length === 1) return next(goldEq[1]!, pred);
+
   const g = readCollection(gold);
-  const p = readCollection(pred);
+  const p = readCollection(pred, options.predictionSeparators);
   if (g !== null || p !== null) {
+    const decimal = decimalComma(gold, pred, g, p);
+    if (decimal !== null) return next(decimal[0], decimal[1]);
     if (g === null || p === null) return { kind: "different" };
-    return compareCollections(g, p, budget);
+    return compareCollections(g, p, next);
   }
-  const goldEq = splitEquation(gold);
-  const predEq = splitEquation(pred);
-  if (goldEq !== null && predEq !== null) {
-    // Both sides must match: `x = 0` and `y^2 = 0` are different equations even though both sides are 0.
-    return all([() => compareScalar(goldEq[0], predEq[0], budget), () => compareScalar(goldEq[1], predEq[1], budget)]);
-  }
-  if (predEq !== null && goldEq === null && isVariable(predEq[0])) return compareScalar(gold, predEq[1], budget);
-  if (predEq !== null || goldEq !== null) return { kind: "different" };
+
+  if (goldEq.length === 1 && predSides.length > 1) return compareChain(gold, predSides, next);
+  if (goldEq.length === 2 && predSides.length === 2) return compareEquations(goldEq as [string, string], predSides as [string, string], budget, next);
+  if (goldEq.length > 1 || predSides.length > 1) return { kind: "different" };
   return compareScalar(gold, pred, budget);
 }
 
-function compareScalar(gold: string, pred: string, budget: Budget): MathComparison {
-  if (compact(gold) === compact(pred)) return { kind: "equal" };
-  const a = evaluateExact(gold);
-  const b = evaluateExact(pred);
-  if (a !== null && b !== null) return a.num === b.num && a.den === b.den ? { kind: "equal" } : { kind: "different" };
-  if (pred.length > MAX_CAS_LENGTH || gold.length > MAX_CAS_LENGTH || HUGE.test(pred) || HUGE.test(gold)) {
-    return { kind: "different" };
+/** The prediction's sides split at top-level `=` and `\approx`. */
+function splitChain(s: string): string[] {
+  return splitTopLevel(s, "=").flatMap((side) => splitTopLevel(side, "\\approx"));
+}
+
+/** `x = 5+5+1 = 11`: the last side is the answer; a chain opening with another constant (`12 = 21`) is false. */
+function compareChain(gold: string, sides: string[], next: Compare): MathComparison {
+  const first = sides[0]!;
+  const last = sides.at(-1)!;
+  if (!isLabel(first) && evaluateExact(first) !== null && next(first, last).kind !== "equal") return { kind: "different" };
+  return next(gold, last);
+}
+
+type Compare = (gold: string, pred: string) => MathComparison;
+
+function compareRelations(gold: string, pred: string, g: Relation | null, p: Relation | null, next: Compare): MathComparison {
+  if (g !== null && p !== null) {
+    if (g.ops.length !== p.ops.length || g.ops.some((op, i) => op !== p.ops[i])) return { kind: "different" };
+    return all(g.sides.map((side, i) => () => next(side, p.sides[i]!)));
   }
-  if (Date.now() > budget.deadline) return { kind: "time-limit" };
-  const ce = getEngine();
-  const x = ce.parse(gold);
-  const y = ce.parse(pred);
-  if (!y.isValid) return { kind: "unparseable" };
-  if (!x.isValid) return { kind: "different" };
-  if (Date.now() > budget.deadline) return { kind: "time-limit" };
-  const same = x.isEqual(y);
-  if (same === true) return { kind: "equal" };
-  if (same === false) return { kind: "different" };
-  return numericallyEqual(x, y) ? { kind: "equal" } : { kind: "different" };
+  // An interval on one side, a one-variable inequality on the other.
+  const gi = g === null ? readCollection(gold) : relationToInterval(g);
+  const pi = p === null ? readCollection(pred) : relationToInterval(p);
+  if (gi === null || pi === null || gi.open === "" || pi.open === "" || gi.open === "\\{" || pi.open === "\\{") return { kind: "different" };
+  return compareCollections(gi, pi, next);
 }
 
-/** Relative tolerance only: two tiny values (1/2004! and 1/2006!) are not equal just for being near 0. */
-function numericallyEqual(x: Expr, y: Expr): boolean {
-  const a = x.N().re;
-  const b = y.N().re;
-  if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
-  if (a === b) return true;
-  return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
+function compareEquations(g: [string, string], p: [string, string], budget: Budget, next: Compare): MathComparison {
+  const sideBySide = all([() => next(g[0], p[0]), () => next(g[1], p[1])]);
+  if (sideBySide.kind === "equal") return sideBySide;
+  // `34x+45y-20z+100=0` and `-34x-45y+20z-100=0` are one equation: compare lhs - rhs up to sign.
+  const x = parseExpression(`(${g[0]})-(${g[1]})`);
+  const y = parseExpression(`(${p[0]})-(${p[1]})`);
+  if (x === null || y === null || Date.now() > budget.deadline) return sideBySide;
+  // Without variables, lhs - rhs is 0 for any two true equations (`2 = 2`, `3 = 3`): no reading then.
+  if (variablesOf(x).size === 0) return sideBySide;
+  const same = numericallyEqual(x, y) === "equal" || numericallyEqual(x, { k: "neg", a: y }) === "equal";
+  return same ? { kind: "equal" } : { kind: "different" };
 }
 
-interface Collection {
-  open: string;
-  close: string;
-  items: string[];
-}
-
-const PAIRS: Record<string, string[]> = { "(": [")", "]"], "[": [")", "]"], "\\{": ["\\}"] };
-
-/** `(1, 2)`, `[0, 1)`, `\{1, 2\}`, or a bare top-level comma list `1, 2` (an unordered set of answers). */
-function readCollection(s: string): Collection | null {
-  for (const [open, closes] of Object.entries(PAIRS)) {
-    if (!s.startsWith(open)) continue;
-    for (const close of closes) {
-      if (!s.endsWith(close)) continue;
-      const inner = s.slice(open.length, s.length - close.length);
-      if (!balanced(inner)) continue;
-      const items = splitTopLevel(inner, ",");
-      if (items.length > 1 || open === "\\{") return { open, close, items };
-    }
+/** `1,22` against a single value: a decimal comma (digit groups were joined by the normaliser already). */
+function decimalComma(gold: string, pred: string, g: Collection | null, p: Collection | null): [string, string] | null {
+  const reading = (s: string): string | null => {
+    const m = /^(-?\d+),(\d+)$/.exec(s);
+    return m === null ? null : `${m[1]}.${m[2]}`;
+  };
+  if (g === null && p !== null && p.open === "") {
+    const d = reading(pred);
+    return d === null ? null : [gold, d];
   }
-  const items = splitTopLevel(s, ",");
-  return items.length > 1 ? { open: "", close: "", items } : null;
+  if (p === null && g !== null && g.open === "") {
+    const d = reading(gold);
+    return d === null ? null : [d, pred];
+  }
+  return null;
 }
 
-function compareCollections(g: Collection, p: Collection, budget: Budget): MathComparison {
+function compareCollections(g: Collection, p: Collection, next: Compare): MathComparison {
   if (g.items.length !== p.items.length) return { kind: "different" };
-  const unordered = g.open === "\\{" || g.open === "";
-  if (unordered) {
-    if (p.open !== g.open) return { kind: "different" };
-    const left = [...p.items];
-    for (const item of g.items) {
-      const idx = left.findIndex((cand) => compareNormalized(item, cand, budget).kind === "equal");
-      if (idx < 0) return { kind: "different" };
-      left.splice(idx, 1);
-    }
-    return { kind: "equal" };
+  const unorderedG = g.open === "\\{" || g.open === "";
+  const unorderedP = p.open === "\\{" || p.open === "";
+  if (unorderedG || unorderedP) {
+    if (!(unorderedG && unorderedP)) return { kind: "different" };
+    return matchUnordered(g.items, p.items, next);
   }
   if (g.open !== p.open || g.close !== p.close) return { kind: "different" };
-  return all(g.items.map((item, i) => () => compareNormalized(item, p.items[i]!, budget)));
+  return all(g.items.map((item, i) => () => next(item, p.items[i]!)));
+}
+
+function matchUnordered(gold: string[], pred: string[], next: Compare): MathComparison {
+  if (gold.length !== pred.length) return { kind: "different" };
+  const left = [...pred];
+  for (const item of gold) {
+    let found = -1;
+    for (let i = 0; i < left.length && found < 0; i++) {
+      const r = next(item, left[i]!);
+      if (r.kind === "time-limit" || r.kind === "error") return r;
+      if (r.kind === "equal") found = i;
+    }
+    if (found < 0) return { kind: "different" };
+    left.splice(found, 1);
+  }
+  return { kind: "equal" };
 }
 
 function all(checks: Array<() => MathComparison>): MathComparison {
@@ -139,47 +208,76 @@ function all(checks: Array<() => MathComparison>): MathComparison {
   return { kind: "equal" };
 }
 
-function splitEquation(s: string): [string, string] | null {
-  const sides = splitTopLevel(s, "=");
-  return sides.length === 2 ? [sides[0]!, sides[1]!] : null;
+const WORDS = /^[A-Za-z][A-Za-z ]+$/;
+const IN = /^(.+?)\s*\\in(?![A-Za-z])\s*(.+)$/;
+const DECIMAL = /^-?\d*\.(\d+)$/;
+
+function compareScalar(gold: string, pred: string, budget: Budget): MathComparison {
+  if (compact(gold) === compact(pred)) return { kind: "equal" };
+  // Names (`Evelyn`) are words, not products of variables.
+  if (WORDS.test(gold) || WORDS.test(pred)) return gold.toLowerCase() === pred.toLowerCase() ? { kind: "equal" } : { kind: "different" };
+  const rounded = roundedEqual(gold, pred);
+  if (rounded !== null) return rounded;
+  const a = evaluateExact(gold);
+  const b = evaluateExact(pred);
+  if (a !== null && b !== null) return a.num === b.num && a.den === b.den ? { kind: "equal" } : { kind: "different" };
+  const x = parseExpression(gold);
+  const y = parseExpression(pred);
+  if (x !== null && y !== null) {
+    const r = numericallyEqual(x, y);
+    if (r !== "unknown") return { kind: r };
+  }
+  if (pred.length > MAX_CAS_LENGTH || gold.length > MAX_CAS_LENGTH || HUGE.test(pred) || HUGE.test(gold)) return { kind: "different" };
+  if (Date.now() > budget.deadline) return { kind: "time-limit" };
+  return compareWithCas(gold, pred, budget);
 }
 
-function isVariable(s: string): boolean {
-  return /^[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?$|^\\[A-Za-z]+$/.test(s.trim());
+/**
+ * `0.3333` for `\frac{1}{3}`, `1.41421356` for `\sqrt{2}`: a decimal prediction with at least four
+ * significant digits is compared at the precision it gives, against a gold that is not itself a decimal.
+ */
+function roundedEqual(gold: string, pred: string): MathComparison | null {
+  const m = DECIMAL.exec(pred);
+  if (m === null || DECIMAL.test(gold) || /^-?\d+$/.test(gold)) return null;
+  const digits = pred.replace(/^-?0*\.?0*/, "").replace(".", "");
+  if (digits.length < 4) return null;
+  const goldExpr = parseExpression(gold);
+  if (goldExpr === null) return null;
+  const g = evaluate(goldExpr, new Map());
+  if (!Number.isFinite(g)) return null;
+  const p = Number(pred);
+  const places = m[1]!.length;
+  // Half a unit in the last place given, widened by the float error of the two values only.
+  const tolerance = 0.5 * 10 ** -places + 2e-15 * Math.abs(g);
+  return Math.abs(g - p) <= tolerance ? { kind: "equal" } : { kind: "different" };
+}
+
+function compareWithCas(gold: string, pred: string, budget: Budget): MathComparison {
+  try {
+    const ce = getEngine();
+    const x = ce.parse(gold);
+    const y = ce.parse(pred);
+    if (!y.isValid) return { kind: "unparseable" };
+    if (!x.isValid) return { kind: "different" };
+    if (Date.now() > budget.deadline) return { kind: "time-limit" };
+    const same = x.isEqual(y);
+    if (same === true) return { kind: "equal" };
+    if (same === false) return { kind: "different" };
+    return casNumericallyEqual(x, y) ? { kind: "equal" } : { kind: "different" };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return { kind: "error", error: err instanceof RangeError ? "stack-overflow" : "cas-error", message };
+  }
+}
+
+/** Relative tolerance only: two tiny values (1/2004! and 1/2006!) are not equal just for being near 0. */
+function casNumericallyEqual(x: CasExpr, y: CasExpr): boolean {
+  const a = x.N().re;
+  const b = y.N().re;
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
+  return close(a, b);
 }
 
 function compact(s: string): string {
   return s.replace(/\s+/g, "");
-}
-
-function balanced(s: string): boolean {
-  let depth = 0;
-  for (const ch of s) {
-    if ("([{".includes(ch)) depth++;
-    else if (")]}".includes(ch)) depth--;
-    if (depth < 0) return false;
-  }
-  return depth === 0;
-}
-
-/** Splits on `sep` outside any brackets; `\{`/`\}` count as brackets too. */
-function splitTopLevel(s: string, sep: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i]!;
-    if (ch === "\\") {
-      i++;
-      continue;
-    }
-    if ("([{".includes(ch)) depth++;
-    else if (")]}".includes(ch)) depth--;
-    else if (ch === sep && depth === 0) {
-      out.push(s.slice(start, i).trim());
-      start = i + 1;
-    }
-  }
-  out.push(s.slice(start).trim());
-  return out;
 }

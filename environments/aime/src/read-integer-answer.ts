@@ -1,5 +1,6 @@
 import { evaluateExact, type Rational } from "./exact-rational.ts";
-import { normalizeAnswer } from "./normalize-answer.ts";
+import { isLabel, splitTopLevel } from "./latex-structure.ts";
+import { normalizeAnswer, stripUnitWords } from "./normalize-answer.ts";
 
 export type IntegerReading =
   | { kind: "value"; value: Rational }
@@ -7,17 +8,31 @@ export type IntegerReading =
   | { kind: "unparseable" };
 
 const PLAIN = /^\s*\d{1,15}\s*$/;
-const HEDGE_SEPARATOR = /\s*(?:,|;|\bor\b|\band\b|\\quad|\\qquad|\\pm|\\mp)\s*/;
-const WITH_UNITS = /^(-?\d+(?:\.\d+)?|\\frac\{\d+\}\{\d+\})\s+[A-Za-z][A-Za-z\s.]*$/;
-const LEADING_NUMBER = /^(-?\d+)(?:\.\s|\s+|\.$|$)(?!.*\d)/;
+const HEDGE_SEPARATOR = /\s*(?:,|;|\bor\b|\band\b|\\pm|\\mp)\s*/;
+/** A value, then commentary with no number in it (`33 which is the count`). */
+const VALUE_THEN_WORDS = /^(-?\d+(?:\.\d+)?|\\frac\{\d+\}\{\d+\})(?:\s*[.:]?\s+([A-Za-z][^\d]*))?$/;
 
-/** Reads an AIME-style answer: one exact number, possibly written as `x = 033` or `\frac{84}{2}`. */
-export function readIntegerAnswer(raw: string): IntegerReading {
+/**
+ * Reads an AIME-style answer: one exact number, possibly written as `x = 033` or `\frac{84}{2}`. The
+ * gold is trusted, so only a label is dropped from it (`n = 7`); a prediction's chain is read at its
+ * last side (`m+n = 7`), unless it opens with another constant (`12 = 21` is no statement of 21).
+ */
+export function readIntegerAnswer(raw: string, role: "gold" | "prediction" = "prediction"): IntegerReading {
   // The common case, a bare number, skips normalisation.
   if (PLAIN.test(raw)) return { kind: "value", value: { num: BigInt(raw.trim()), den: 1n } };
-  let s = normalizeAnswer(raw).replace(/\{,\}/g, "");
-  const eq = s.lastIndexOf("=");
-  if (eq >= 0) s = s.slice(eq + 1).trim();
+  let s = normalizeAnswer(raw);
+  const sides = splitTopLevel(s, "=").flatMap((side) => splitTopLevel(side, "\\approx"));
+  if (sides.length > 1) {
+    const first = sides[0]!;
+    const last = sides.at(-1)!;
+    if (role === "gold" && !(sides.length === 2 && isLabel(first))) return { kind: "unparseable" };
+    if (role === "prediction" && !isLabel(first)) {
+      const a = evaluateExact(first);
+      const b = readOne(last);
+      if (a !== null && (b === null || a.num !== b.num || a.den !== b.den)) return { kind: "unparseable" };
+    }
+    s = last;
+  }
   if (s.startsWith("\\pm") || s.startsWith("\\mp")) return { kind: "hedged", values: [s] };
   const parts = s.split(HEDGE_SEPARATOR).filter((p) => p.trim() !== "");
   if (parts.length === 0) return { kind: "unparseable" };
@@ -32,6 +47,9 @@ export function readIntegerAnswer(raw: string): IntegerReading {
 function readOne(s: string): Rational | null {
   const direct = evaluateExact(s);
   if (direct !== null) return direct;
-  const units = WITH_UNITS.exec(s) ?? LEADING_NUMBER.exec(s);
-  return units?.[1] === undefined ? null : evaluateExact(units[1]);
+  const m = VALUE_THEN_WORDS.exec(s);
+  if (m?.[1] === undefined) return null;
+  // `5 million` is not 5: the words must be ones a unit strip would drop.
+  if (m[2] !== undefined && stripUnitWords(`0 ${m[2]}`) !== "0" && !/^(?:which|that|is|as|since|because)\b/i.test(m[2])) return null;
+  return evaluateExact(m[1]);
 }

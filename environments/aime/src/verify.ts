@@ -1,5 +1,5 @@
-import { type AnswerSource, extractAnswer } from "./extract-answer.ts";
-import { compareMath } from "./math-equal.ts";
+import { type AnswerSource, type ExtractedAnswer, extractAnswer } from "./extract-answer.ts";
+import { compareMath, goldHasSeveralAnswers } from "./math-equal.ts";
 import { readIntegerAnswer } from "./read-integer-answer.ts";
 
 /** `integer`: AIME (an exact number, 0-999 on the sheet); `math`: general equivalence through the CAS. */
@@ -13,7 +13,10 @@ export type VerifyFlag =
   | "unclosed-thinking"
   | "multiple-boxed-values"
   | "time-limit"
-  | "gold-unparseable";
+  | "gold-unparseable"
+  /** The algebra layer failed, by kind (never hidden as "unparseable"). */
+  | "stack-overflow"
+  | "cas-error";
 
 export interface Verdict {
   correct: boolean;
@@ -39,37 +42,45 @@ export function verifyAnswer(gold: string, response: string, options: VerifyOpti
   const flags: VerifyFlag[] = [];
   if (found.part === "thinking") flags.push("answer-from-thinking");
   if (response.includes("<think>") && !response.includes("</think>")) flags.push("unclosed-thinking");
-  if (found.rivals.length > 0) {
-    const rivalsDiffer = found.rivals.some((r) => !sameAnswer(r, found.raw, mode, options));
-    if (rivalsDiffer) return verdict(false, found.raw, found.source, [...flags, "hedged"]);
-  }
   if (found.boxCount > 1) flags.push("multiple-boxed-values");
-  return mode === "integer"
-    ? judgeInteger(gold, found.raw, found.source, flags, options)
-    : judgeMath(gold, found.raw, found.source, flags, options);
+  if (found.group.length > 1) {
+    // Several boxes stated together: the members of a list the gold asks for, or else a hedge.
+    if (mode === "math" && goldHasSeveralAnswers(gold)) {
+      return judgeMath(gold, found.group.join(", "), found, flags, options);
+    }
+    const last = found.group.at(-1)!;
+    if (found.group.some((r) => !sameAnswer(r, last, mode, options))) return verdict(false, found.raw, found.source, [...flags, "hedged"]);
+  }
+  return mode === "integer" ? judgeInteger(gold, found.raw, found, flags, options) : judgeMath(gold, found.raw, found, flags, options);
 }
 
-function judgeInteger(
-  gold: string,
-  raw: string,
-  source: AnswerSource,
-  flags: VerifyFlag[],
-  options: VerifyOptions,
-): Verdict {
-  const g = readIntegerAnswer(gold);
-  if (g.kind !== "value") return judgeMath(gold, raw, source, [...flags, "gold-unparseable"], options);
+function judgeInteger(gold: string, raw: string, found: ExtractedAnswer, flags: VerifyFlag[], options: VerifyOptions): Verdict {
+  const g = readIntegerAnswer(gold, "gold");
+  if (g.kind !== "value") return judgeMath(gold, raw, found, [...flags, "gold-unparseable"], options);
   const p = readIntegerAnswer(raw);
-  if (p.kind === "hedged") return verdict(false, raw, source, [...flags, "hedged"]);
-  if (p.kind === "unparseable") return verdict(false, raw, source, [...flags, "unparseable"]);
-  return verdict(p.value.num === g.value.num && p.value.den === g.value.den, raw, source, flags);
+  if (p.kind === "hedged") return verdict(false, raw, found.source, [...flags, "hedged"]);
+  if (p.kind === "unparseable") return verdict(false, raw, found.source, [...flags, "unparseable"]);
+  return verdict(p.value.num === g.value.num && p.value.den === g.value.den, raw, found.source, flags);
 }
 
-function judgeMath(gold: string, raw: string, source: AnswerSource, flags: VerifyFlag[], options: VerifyOptions): Verdict {
-  if (/\bor\b/.test(raw) && !/\bor\b/.test(gold)) return verdict(false, raw, source, [...flags, "hedged"]);
-  const r = compareMath(gold, raw, options.timeLimitMs ?? 1000);
-  if (r.kind === "unparseable") return verdict(false, raw, source, [...flags, "unparseable"]);
-  if (r.kind === "time-limit") return verdict(false, raw, source, [...flags, "time-limit"]);
-  return verdict(r.kind === "equal", raw, source, flags);
+const OR = /\bor\b/;
+
+function judgeMath(gold: string, raw: string, found: ExtractedAnswer, flags: VerifyFlag[], options: VerifyOptions): Verdict {
+  const several = goldHasSeveralAnswers(gold);
+  if ((OR.test(raw) || found.alternatives) && !several && !OR.test(gold)) return verdict(false, raw, found.source, [...flags, "hedged"]);
+  const r = compareMath(gold, raw, options.timeLimitMs ?? 1000, several ? { predictionSeparators: [" or "] } : {});
+  switch (r.kind) {
+    case "equal":
+      return verdict(true, raw, found.source, flags);
+    case "different":
+      return verdict(false, raw, found.source, flags);
+    case "unparseable":
+      return verdict(false, raw, found.source, [...flags, "unparseable"]);
+    case "time-limit":
+      return verdict(false, raw, found.source, [...flags, "time-limit"]);
+    case "error":
+      return verdict(false, raw, found.source, [...flags, r.error]);
+  }
 }
 
 function sameAnswer(a: string, b: string, mode: VerifyMode, options: VerifyOptions): boolean {

@@ -17,6 +17,11 @@ export function correctStyles(a: string): Array<[string, string]> {
     ["repeated boxes", `\\boxed{${a}}\\boxed{${a}}`],
     ["thinking wrong, final right", `<think>maybe \\boxed{${n + 1}}</think>\\boxed{${a}}`],
     ["corrected", `First \\boxed{${n + 1}}.\n\nNo wait: \\boxed{${a}}`],
+    ["prose", `I believe it is ${a}.`],
+    ["last math span", `Thus $m + n = ${a}$.`],
+    ["bold alone", `Reasoning.\n\n**${a}**`],
+    ["final answer sentence", `Final Answer: The requested number is ${a}.`],
+    ["answer then display", `Answer \\[ ${a} \\]`],
   ];
 }
 
@@ -29,7 +34,8 @@ export function wrongStyles(a: string): Array<[string, string]> {
     ["hedge", `\\boxed{${a}} or \\boxed{${other}}`],
     ["hedge in one box", `\\boxed{${a}, ${other}}`],
     ["thinking right, final wrong", `<think>\\boxed{${a}}</think>\\boxed{${other}}`],
-    ["no answer", `I believe it is ${a}.`],
+    ["no answer", "I could not finish the computation."],
+    ["other value in prose", `I believe it is ${other}.`],
     ["concatenated", `\\boxed{${a}${a}}`],
     ["tenfold", `\\boxed{${n * 10 + 1}}`],
   ];
