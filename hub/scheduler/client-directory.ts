@@ -1,6 +1,6 @@
-import type { EnvAnnouncement, ParsedClientMessage, ServerMessage } from "../../sdk/swarm/protocol.ts";
+import type { ParsedClientMessage, ServerMessage } from "../../sdk/swarm/protocol.ts";
+import { offersEnvironment } from "./match-environments.ts";
 import type { ClientState, EnvLane } from "./slots.ts";
-import type { SchedulerEnvironment } from "./types.ts";
 
 /** How the scheduler talks to one connected client (the swarm plugin gives one per socket). */
 export interface ClientLink {
@@ -40,7 +40,7 @@ export class ClientDirectory {
     client.concurrency = hello.concurrency;
     client.lastSeen = now;
     client.disconnectedAt = null;
-    client.envs = this.#lanes.filter((e) => hello.envs.some((a) => matches(e.config, a)));
+    client.envs = this.#lanes.filter((e) => offersEnvironment(e.config, hello.envs));
     for (const e of client.envs) e.clients.add(client);
     return { client, isReconnect };
   }
@@ -109,8 +109,4 @@ export class ClientDirectory {
     for (const c of this.#clients.values()) c.link?.close();
     this.#clients.clear();
   }
-}
-
-function matches(env: SchedulerEnvironment, a: EnvAnnouncement): boolean {
-  return a.name === env.name && a.version === env.version && (env.hash === undefined || env.hash === a.hash);
 }

@@ -1,3 +1,4 @@
+import type { CodeVersion } from "../../sdk/swarm/protocol.ts";
 import type { ClientDirectory } from "./client-directory.ts";
 import type { AbortReason, ClaimOutcome, EpisodeRegistry } from "./port.ts";
 import type { ClientState, Counters, EnvLane, Slot } from "./slots.ts";
@@ -85,19 +86,19 @@ export class Dispatcher {
     }
   }
 
-  async end(client: ClientState, episodeId: string, rewards: Record<string, number>, info: Record<string, unknown>): Promise<void> {
+  async end(client: ClientState, episodeId: string, rewards: Record<string, number>, info: Record<string, unknown>, code?: CodeVersion): Promise<void> {
     const slot = this.#byEpisode.get(episodeId);
     if (!slot || slot.client !== client || slot.state !== "running") {
       this.#d.counters.staleResults += 1;
       return;
     }
-    const result: EpisodeResult = { episodeId, attempt: slot.attempt, clientId: client.id, rewards, info };
+    const result: EpisodeResult = { episodeId, attempt: slot.attempt, clientId: client.id, rewards, info, ...(code ? { code } : {}) };
     slot.state = "done";
     slot.result = result;
     this.#release(slot);
     this.#d.counters.ended += 1;
     try {
-      await this.#d.registry.end(episodeId, rewards, info);
+      await this.#d.registry.end(episodeId, rewards, info, code);
     } catch (err) {
       slot.state = "queued";
       slot.result = null;

@@ -22,8 +22,8 @@ export function registryFromEpisodeStore(store: EpisodeStore): EpisodeRegistry {
       // An episode the store already finished or reclaimed has nothing left to keep alive.
       if (store.get(episodeId)?.state === "claimed") store.heartbeat(episodeId);
     },
-    end(episodeId, rewards, info) {
-      store.end(episodeId, { rewards, metadata: info });
+    end(episodeId, rewards, info, code) {
+      store.end(episodeId, { rewards, metadata: code ? { ...info, code } : info });
     },
     abort(episodeId, reason) {
       const state = store.get(episodeId)?.state;

@@ -1,4 +1,4 @@
-import type { RunConfig } from "../../server/config/run-config.ts";
+import type { EnvironmentEntry, RunConfig } from "../../server/config/run-config.ts";
 import type { EpisodeRegistry, LoadTasks } from "./port.ts";
 import type { SchedulerOptions } from "./scheduler.ts";
 import type { SchedulerStateInput } from "./state.ts";
@@ -30,6 +30,7 @@ export function schedulerOptionsFromRunConfig(
         name: e.name,
         version: r.version,
         ...(r.hash !== undefined ? { hash: r.hash } : {}),
+        acceptDev: acceptsDevVersions(e),
         weight: e.weight,
         split: e.split,
         agents: r.agents,
@@ -51,4 +52,9 @@ export function schedulerOptionsFromRunConfig(
     ...(config.eval.every > 0 ? { eval: config.eval } : {}),
     ...(deps.state !== undefined ? { state: deps.state } : {}),
   };
+}
+
+/** Whether a run environment accepts development versions: `allowDev`, else on exactly when it trains from a local `path`. */
+export function acceptsDevVersions(entry: Pick<EnvironmentEntry, "allowDev" | "path">): boolean {
+  return entry.allowDev ?? entry.path !== undefined;
 }

@@ -1,6 +1,7 @@
 export { Scheduler, type ClientLink, type SchedulerOptions } from "./scheduler.ts";
 export { registryFromEpisodeStore } from "./episode-store-registry.ts";
-export { schedulerOptionsFromRunConfig, type ResolvedEnvironment } from "./from-run-config.ts";
+export { acceptsDevVersions, schedulerOptionsFromRunConfig, type ResolvedEnvironment } from "./from-run-config.ts";
+export { describeMismatch, type EnvMatch, matchEnvironment, offersEnvironment } from "./match-environments.ts";
 export type { AbortKind, AbortReason, AgentTarget, ClaimOutcome, EpisodeRegistration, EpisodeRegistry, LoadTasks, RegistryEvent } from "./port.ts";
 export { SchedulerStateSchema, type SchedulerState } from "./state.ts";
 export { apportion, planQuotas, sharesAt, weightAt, type MixLedger, type Weight, type WeightSchedule } from "./mixing.ts";

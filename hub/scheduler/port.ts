@@ -1,4 +1,5 @@
 import type { Task } from "../../sdk/env/protocol.ts";
+import type { CodeVersion } from "../../sdk/swarm/protocol.ts";
 
 /**
  * What the scheduler needs from the swarm server's episode store. The server's `EpisodeStore` satisfies
@@ -14,8 +15,8 @@ export interface EpisodeRegistry {
   claim(episodeId: string, clientId: string): Promise<ClaimOutcome> | ClaimOutcome;
   /** Keeps it from idle reclaim. */
   heartbeat(episodeId: string): void;
-  /** Ends it with a reward per agent; the server merges its calls into samples. */
-  end(episodeId: string, rewards: Record<string, number>, info: Record<string, unknown>): Promise<void> | void;
+  /** Ends it with a reward per agent and the environment code it ran with; the server merges its calls into samples. */
+  end(episodeId: string, rewards: Record<string, number>, info: Record<string, unknown>, code?: CodeVersion): Promise<void> | void;
   /** Aborts it: its keys stop working and its partial records are discarded. */
   abort(episodeId: string, reason: AbortReason): Promise<void> | void;
   /** Store events the scheduler reacts to; returns the unsubscribe function. */

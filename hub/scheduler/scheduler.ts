@@ -1,11 +1,12 @@
 import type { Task } from "../../sdk/env/protocol.ts";
-import type { ParsedClientMessage } from "../../sdk/swarm/protocol.ts";
+import { ENV_MISMATCH_CODE, type ParsedClientMessage } from "../../sdk/swarm/protocol.ts";
 import { BatchPlanner } from "./batch-planner.ts";
 import { ClientDirectory, type ClientLink, type Hello } from "./client-directory.ts";
 import { Deque } from "./deque.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { BadStateError, NoTasksError } from "./errors.ts";
 import { EvaluationRuns } from "./evaluation-runs.ts";
+import { describeMismatch } from "./match-environments.ts";
 import type { EpisodeRegistry, LoadTasks, RegistryEvent } from "./port.ts";
 import { checkRoleTargets, resolveSeats, type Seats, seatsOf } from "./resolve-seats.ts";
 import { deriveSeed } from "./rng.ts";
@@ -222,6 +223,11 @@ export class Scheduler {
     const held = new Set(resumed);
     for (const id of running) if (!held.has(id)) link.send({ type: "cancel", episodeId: id, reason: "lease lost; re-run elsewhere" });
     this.#emit({ type: "client", clientId: client.id, status: isReconnect ? "reconnected" : "connected" });
+    const mismatch = describeMismatch(this.#lanes.map((l) => l.config), hello.envs);
+    if (mismatch) {
+      link.send({ type: "error", code: ENV_MISMATCH_CODE, message: mismatch });
+      this.#emit({ type: "env-mismatch", clientId: client.id, message: mismatch });
+    }
     queueMicrotask(() => this.#dispatcher.pump());
   }
 
@@ -245,7 +251,7 @@ export class Scheduler {
       case "heartbeat":
         return this.#dispatcher.heartbeat(client, message.running);
       case "end":
-        return void this.#dispatcher.end(client, message.episodeId, message.rewards, message.info);
+        return void this.#dispatcher.end(client, message.episodeId, message.rewards, message.info, message.code);
       case "abort":
         return this.#dispatcher.abort(client, message.episodeId, message.reason);
       case "agree_sync":

@@ -1,4 +1,5 @@
 import type { Task } from "../../sdk/env/protocol.ts";
+import type { CodeVersion } from "../../sdk/swarm/protocol.ts";
 import type { Weight } from "./mixing.ts";
 import type { AbortReason } from "./port.ts";
 
@@ -6,8 +7,10 @@ import type { AbortReason } from "./port.ts";
 export interface SchedulerEnvironment {
   name: string;
   version: string;
-  /** When set, only clients announcing exactly this content hash get its episodes. */
+  /** When set, only clients announcing exactly this content hash get its episodes (see `acceptDev`). */
   hash?: string;
+  /** Clients announcing a development version (a local plugin being edited) get its episodes whatever their hash (default false). */
+  acceptDev?: boolean;
   weight: Weight;
   split: string;
   /** The manifest's seats. */
@@ -24,6 +27,8 @@ export interface EpisodeResult {
   clientId: string;
   rewards: Record<string, number>;
   info: Record<string, unknown>;
+  /** The environment code it ran with, as the client reported it. */
+  code?: CodeVersion;
 }
 
 export interface GroupReport {
@@ -80,6 +85,8 @@ export type SchedulerEvent =
   | { type: "episode-end"; env: string; taskId: string; purpose: "train" | "eval"; trained: Record<string, string>; result: EpisodeResult }
   | { type: "episode-abort"; episodeId: string; clientId: string | null; reason: AbortReason; willRetry: boolean }
   | { type: "agree-sync"; clientId: string }
+  /** A client's environments do not all fit the run (`describeMismatch`): it was told the same over /swarm. */
+  | { type: "env-mismatch"; clientId: string; message: string }
   | { type: "client"; clientId: string; status: "connected" | "reconnected" | "disconnected" | "lost" };
 
 export interface SchedulerStats {

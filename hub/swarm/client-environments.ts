@@ -8,12 +8,15 @@ import { hashPluginDir } from "./hash-plugin-dir.ts";
 
 const MANIFEST = "agentjet.env.json";
 
-/** An environment a client can open: a local plugin folder (hashed from its files) or an installed one (the lockfile's hash). */
+/**
+ * An environment a client can open: a local plugin folder (hashed from its files, announced as a
+ * development version) or an installed one (the lockfile's hash).
+ */
 export interface ClientEnvSource {
   name: string;
   dir: string;
   manifest: Manifest;
-  /** Local plugins are watched with `--watch` and re-hashed when edited. */
+  /** Local plugins are development versions: watched with `--watch` and re-hashed when edited. */
   local: boolean;
   open(): Promise<ClientEnvironment>;
 }
@@ -53,9 +56,11 @@ export function resolveClientEnvs(
         manifest: l.manifest,
         local: true,
         open: async () => {
+          // Hashed before it is built: an edit during the build changes the hash again and triggers another reload.
+          const hash = await hashPluginDir(l.dir);
           const manifest = ManifestSchema.parse(JSON.parse(readFileSync(join(l.dir, MANIFEST), "utf8")));
           const runtime = await openEnvironment({ dir: l.dir, manifest, maxInstances: options.maxInstances });
-          return { runtime, hash: await hashPluginDir(l.dir) };
+          return { runtime, hash, dev: true };
         },
       });
       continue;

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 
-const SKIP = new Set(["node_modules", ".git", ".agentjet"]);
+/** Folders that are not the plugin's code (dependencies, VCS, agentjet's own outputs): not hashed, not watched. */
+export const IGNORED_DIRS: ReadonlySet<string> = new Set(["node_modules", ".git", ".agentjet"]);
 
 /**
  * A plugin folder's content hash (sha256, hex) over its files' relative paths and bytes, for clients
@@ -12,7 +13,7 @@ export async function hashPluginDir(dir: string): Promise<string> {
   const files: string[] = [];
   const walk = async (d: string): Promise<void> => {
     for (const entry of await readdir(d, { withFileTypes: true })) {
-      if (SKIP.has(entry.name)) continue;
+      if (IGNORED_DIRS.has(entry.name)) continue;
       const p = join(d, entry.name);
       if (entry.isDirectory()) await walk(p);
       else if (entry.isFile()) files.push(p);

@@ -1,14 +1,20 @@
-import { isAbsolute, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
 import { openEnvironment } from "../../plugins/index.ts";
 import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
-import type { RunConfig } from "../../server/config/run-config.ts";
+import type { EnvironmentEntry, RunConfig } from "../../server/config/run-config.ts";
+import { ManifestSchema } from "../../sdk/env/manifest.ts";
 import { addEnvironment, type InstalledEnvironment, resolveInstalled } from "../store/index.ts";
+import { hashPluginDir } from "../swarm/hash-plugin-dir.ts";
 import { EnvironmentSetupError } from "./errors.ts";
 
 export interface PreparedEnvironment {
   name: string;
+  /** The installed environment; for a config `path`, the local folder as if installed (sha256: the hash of its files). */
   installed: InstalledEnvironment;
   runtime: EnvironmentRuntime;
+  /** Opened from a local plugin folder (config `path`): a development version. */
+  dev: boolean;
 }
 
 /** The install options a config entry asks for, as the store records them (`data` made absolute). */
@@ -36,6 +42,10 @@ export async function prepareEnvironments(
   try {
     for (const entry of config.environments) {
       try {
+        if (entry.path !== undefined) {
+          out.push(await openLocalPlugin(entry, config, options.projectDir));
+          continue;
+        }
         const want = wantedOptions(entry.options, options.projectDir);
         let installed = resolveInstalled(entry.name, entry.version, { projectDir: options.projectDir });
         if (!installed || !sameOptions(installed.options, want)) {
@@ -62,7 +72,7 @@ export async function prepareEnvironments(
           ...(installed.image ? { image: installed.image } : {}),
           ...(installed.mounts ? { mounts: installed.mounts } : {}),
         });
-        out.push({ name: entry.name, installed, runtime });
+        out.push({ name: entry.name, installed, runtime, dev: false });
       } catch (err) {
         throw err instanceof EnvironmentSetupError ? err : new EnvironmentSetupError(entry.name, err);
       }
@@ -72,4 +82,24 @@ export async function prepareEnvironments(
     throw err;
   }
   return out;
+}
+
+/** A config entry with `path`: the plugin folder is opened where it is, not installed (no prepare hook runs). */
+async function openLocalPlugin(entry: EnvironmentEntry, config: RunConfig, projectDir: string): Promise<PreparedEnvironment> {
+  const dir = resolve(projectDir, entry.path!);
+  const manifest = ManifestSchema.parse(JSON.parse(readFileSync(join(dir, "agentjet.env.json"), "utf8")));
+  if (manifest.name !== entry.name) throw new Error(`${dir} holds the plugin '${manifest.name}', not '${entry.name}'`);
+  if (entry.version !== undefined && manifest.version !== entry.version) throw new Error(`${dir} holds version ${manifest.version}, the config asks for ${entry.version}`);
+  const installed: InstalledEnvironment = {
+    name: manifest.name,
+    version: manifest.version,
+    sha256: await hashPluginDir(dir),
+    kind: manifest.kind,
+    dir,
+    manifest,
+    dataDir: dir,
+    options: {},
+  };
+  const runtime = await openEnvironment({ dir, manifest, dataDir: dir, maxInstances: Math.max(1, config.clients.concurrency) });
+  return { name: entry.name, installed, runtime, dev: true };
 }

@@ -127,6 +127,7 @@ export class RunLoop {
         this.#finish({ reason: "failed", error: new NoProgressError(batchesSinceStep, this.#step) });
       }
       if (e.type === "episode-end") this.#showFill(coordinator.phase());
+      if (e.type === "env-mismatch") this.#log("warn", `client '${e.clientId}': ${e.message}`);
     });
     this.#batchReset = () => (batchesSinceStep = 0);
     await app.register(swarmPlugin, { scheduler });
@@ -141,7 +142,7 @@ export class RunLoop {
     const clients = await startLocalClients({
       url: origin,
       count: config.clients.local,
-      environments: this.#envs.map((e) => ({ runtime: e.runtime, hash: e.installed.sha256 })),
+      environments: this.#envs.map((e) => ({ runtime: e.runtime, hash: e.installed.sha256, dev: e.dev })),
       concurrency: config.clients.concurrency,
     });
     cleanups.push(clients.stop);

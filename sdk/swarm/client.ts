@@ -20,6 +20,8 @@ import type { Workflow } from "./workflow.ts";
 export interface ClientEnvironment {
   runtime: EnvironmentRuntime;
   hash: string;
+  /** A development version (a local plugin folder being edited), announced as such (default false). */
+  dev?: boolean;
 }
 
 export interface SwarmClientOptions {
@@ -51,6 +53,10 @@ export type ClientEvent =
 
 interface Running {
   assignment: Assignment;
+  /** The environment it runs on, fixed at assignment (a hot swap affects later episodes only). */
+  env: ClientEnvironment | undefined;
+  /** Until its workflow has returned. */
+  active: boolean;
   controller: AbortController;
   /** The end or abort frame, kept until it is sent on a live connection the scheduler re-attached. */
   result: ClientMessage | null;
@@ -117,13 +123,22 @@ export class SwarmClient {
     if (this.#live) this.#sendHello();
   }
 
+  /** Resolves once no episode runs on `runtime` (after `setEnvironments` replaced it, none starts on it again): then it can be closed. */
+  async released(runtime: EnvironmentRuntime): Promise<void> {
+    for (;;) {
+      const users = [...this.#running.values()].filter((r) => r.active && r.env?.runtime === runtime);
+      if (users.length === 0) return;
+      await Promise.all(users.map((r) => r.done));
+    }
+  }
+
   /** Episodes running now. */
   running(): string[] {
     return [...this.#running.keys()];
   }
 
   announcements(): EnvAnnouncement[] {
-    return [...this.#envs.values()].map((e) => ({ name: e.runtime.manifest.name, version: e.runtime.manifest.version, hash: e.hash }));
+    return [...this.#envs.values()].map((e) => ({ name: e.runtime.manifest.name, version: e.runtime.manifest.version, hash: e.hash, dev: e.dev ?? false }));
   }
 
   #connect(): void {
@@ -213,16 +228,16 @@ export class SwarmClient {
 
   #onAssign(assignment: Assignment): void {
     const controller = new AbortController();
-    const entry: Running = { assignment, controller, result: null, done: Promise.resolve() };
+    const env = this.#envs.get(`${assignment.env.name}@${assignment.env.version}`);
+    const entry: Running = { assignment, env, active: true, controller, result: null, done: Promise.resolve() };
     this.#running.set(assignment.episodeId, entry);
     this.#o.onEvent?.({ type: "episode-start", assignment });
     entry.done = this.#runOne(entry);
   }
 
   async #runOne(entry: Running): Promise<void> {
-    const { assignment, controller } = entry;
-    const env = this.#envs.get(`${assignment.env.name}@${assignment.env.version}`);
-    const result = env
+    const { assignment, controller, env } = entry;
+    const ran = env
       ? await runEpisode({
           assignment,
           runtime: env.runtime,
@@ -235,6 +250,8 @@ export class SwarmClient {
           episodeId: assignment.episodeId,
           reason: { kind: "start-failed", message: `this client has no ${assignment.env.name}@${assignment.env.version}` },
         } satisfies ClientMessage);
+    entry.active = false;
+    const result: ClientMessage = env && ran.type === "end" ? { ...ran, code: { hash: env.hash, dev: env.dev ?? false } } : ran;
     if (controller.signal.aborted && this.#stopped) return;
     if (result.type === "end") this.#o.onEvent?.({ type: "episode-end", episodeId: result.episodeId, rewards: result.rewards, info: result.info ?? {} });
     else this.#o.onEvent?.({ type: "episode-abort", episodeId: result.episodeId, kind: result.reason.kind, message: result.reason.message });

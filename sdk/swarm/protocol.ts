@@ -19,8 +19,17 @@ export const EnvAnnouncementSchema = z.object({
   version: z.string().min(1),
   /** Content hash of the plugin (from the lockfile, or computed from its folder). */
   hash: z.string().min(1),
+  /**
+   * A development version: a local plugin folder being edited (`agentjet client --env-path DIR`), whose
+   * hash changes with every edit. Runs that accept development versions route to it whatever its hash.
+   */
+  dev: z.boolean().default(false),
 });
 export type EnvAnnouncement = z.infer<typeof EnvAnnouncementSchema>;
+
+/** The code an episode ran with: its environment's hash and whether that was a development version. */
+export const CodeVersionSchema = z.object({ hash: z.string().min(1), dev: z.boolean() });
+export type CodeVersion = z.infer<typeof CodeVersionSchema>;
 
 export const AbortKindSchema = z.enum(["crash", "timeout", "oom", "protocol", "start-failed", "client-lost", "workflow"]);
 
@@ -69,6 +78,8 @@ export const ClientMessageSchema = z.discriminatedUnion("type", [
     episodeId: z.string(),
     rewards: z.record(z.string(), z.number().finite()),
     info: z.record(z.string(), z.unknown()).default({}),
+    /** The environment code the episode ran with (a `--watch` reload between episodes changes it). */
+    code: CodeVersionSchema.optional(),
   }),
   z.object({ type: z.literal("abort"), episodeId: z.string(), reason: AbortReasonSchema }),
   z.object({ type: z.literal("agree_sync") }),
@@ -87,8 +98,12 @@ export const ServerMessageSchema = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("assign"), episode: AssignmentSchema }),
   z.object({ type: z.literal("cancel"), episodeId: z.string(), reason: z.string() }),
+  /** Closes the socket after it, except `ENV_MISMATCH_CODE`: the client stays connected and may re-announce. */
   z.object({ type: z.literal("error"), code: z.string(), message: z.string() }),
 ]);
+
+/** The `error` code the scheduler sends when a client's environments do not all fit the run; the message has the hashes and the fix. */
+export const ENV_MISMATCH_CODE = "AJ_ERR_SWARM_ENV_MISMATCH";
 export type ServerMessage = z.infer<typeof ServerMessageSchema>;
 
 /** Parses one frame; a malformed frame is a value, not a throw. */

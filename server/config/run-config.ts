@@ -103,6 +103,19 @@ export const EnvironmentEntrySchema = z.object({
     .default({})
     .describe("Passed to the environment's data loader, e.g. `{ data: path }` for aime (relative paths resolve from the project directory)"),
   maxTurns: z.number().int().positive().default(64).describe("Model calls an episode may make before it is cut off"),
+  path: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "A local plugin folder to train from instead of the installed version (relative paths resolve from the project directory): a development version, hashed from its files, with `allowDev` on",
+    ),
+  allowDev: z
+    .boolean()
+    .optional()
+    .describe(
+      "Accept clients running a development version of this environment (`agentjet client --env-path DIR [--watch]`, a local plugin being edited) whatever its code hash; otherwise only clients announcing the pinned hash get its episodes. Default: true when `path` is set, false otherwise",
+    ),
 });
 export type EnvironmentEntry = z.infer<typeof EnvironmentEntrySchema>;
 

@@ -1,8 +1,8 @@
-import { watch, type FSWatcher } from "node:fs";
 import { parseArgs } from "node:util";
-import type { EnvironmentRuntime } from "../../../plugins/runtime.ts";
 import { type ClientEnvironment, SwarmClient } from "../../../sdk/swarm/client.ts";
-import { type ClientEnvSource, resolveClientEnvs } from "../../swarm/client-environments.ts";
+import { ENV_MISMATCH_CODE } from "../../../sdk/swarm/protocol.ts";
+import { resolveClientEnvs } from "../../swarm/client-environments.ts";
+import { reloadLocalPlugins } from "../../swarm/reload-local-plugins.ts";
 import { createWorkflowLoader } from "../../swarm/workflow-loader.ts";
 import { type Command, EXIT } from "../command.ts";
 
@@ -15,12 +15,15 @@ Options:
   --server URL        The swarm server, e.g. http://127.0.0.1:8700 (required; env AGENTJET_SERVER)
   --envs a,b          Environments to offer (default: every local plugin and every installed one)
   --env-path DIR      A local plugin folder, or a folder of them; repeatable. A local plugin wins over
-                      the installed one of the same name and is announced with the hash of its files.
+                      the installed one of the same name and is announced as a development version
+                      with the hash of its files. Runs that pin a hash refuse it (both sides say so)
+                      unless their environment entry has \`allowDev: true\` or \`path\`.
   --concurrency N     Episodes at once (default 8)
   --workflow FILE     A file exporting \`workflow\` (any OpenAI-compatible client works inside it);
                       default: each environment's default agent loop
-  --watch             Reload the workflow file and re-open edited local plugins; takes effect on the
-                      next episode, without restarting the server
+  --watch             Reload the workflow file and re-open edited local plugins (replacing saves
+                      included) and announce the new code hash; takes effect on the next episode,
+                      without restarting the server; each episode records the hash it ran with
   --client-id ID      Kept across restarts so the scheduler re-attaches running episodes (default: random)
   --project DIR       Project whose agentjet.lock and store hold installed environments (default: .)
 
@@ -71,7 +74,6 @@ export const command: Command = {
     }
     const log = (line: string) => process.stderr.write(`agentjet client: ${line}\n`);
     const opened = new Map<string, ClientEnvironment>();
-    const retired: EnvironmentRuntime[] = [];
     for (const s of sources) opened.set(s.name, await s.open());
     const loader = args.workflow
       ? createWorkflowLoader(args.workflow, { watch: args.watch, onReload: (v) => log(`workflow reloaded (v${v})`) })
@@ -83,55 +85,29 @@ export const command: Command = {
       concurrency,
       ...(loader ? { loadWorkflow: loader.load } : {}),
       onEvent: (e) => {
-        if (e.type === "connected") log(`connected (${[...opened.values()].map((o) => `${o.runtime.manifest.name}@${o.runtime.manifest.version}`).join(", ")})`);
+        if (e.type === "connected") log(`connected (${[...opened.values()].map(describeEnv).join(", ")})`);
         else if (e.type === "disconnected") log(`disconnected; retrying in ${e.retryInMs} ms`);
+        else if (e.type === "error" && e.code === ENV_MISMATCH_CODE) log(`not every environment here fits the run (${e.code}):\n  ${e.message.split("\n").join("\n  ")}`);
         else if (e.type === "error") log(`${e.code}: ${e.message}`);
       },
     });
-    const watchers = args.watch ? watchLocalPlugins(sources, opened, retired, client, log) : [];
+    const reloader = args.watch ? reloadLocalPlugins({ sources, opened, client, log }) : null;
     await client.start();
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       process.once("SIGINT", () => resolve("SIGINT"));
       process.once("SIGTERM", () => resolve("SIGTERM"));
     });
     log(`${signal}: stopping`);
-    for (const w of watchers) w.close();
+    const retired = reloader?.close();
     loader?.close();
     await client.stop();
-    await Promise.all([...[...opened.values()].map((o) => o.runtime.close()), ...retired.map((r) => r.close())]);
+    await retired;
+    await Promise.all([...opened.values()].map((o) => o.runtime.close()));
     return EXIT.interrupted;
   },
 };
 
-/** Re-opens a local plugin when its files change, and announces its new hash. */
-function watchLocalPlugins(
-  sources: readonly ClientEnvSource[],
-  opened: Map<string, ClientEnvironment>,
-  retired: EnvironmentRuntime[],
-  client: SwarmClient,
-  log: (line: string) => void,
-): FSWatcher[] {
-  return sources
-    .filter((s) => s.local)
-    .map((s) => {
-      let timer: NodeJS.Timeout | null = null;
-      const w = watch(s.dir, { recursive: true }, () => {
-        if (timer) clearTimeout(timer);
-        timer = setTimeout(async () => {
-          try {
-            const next = await s.open();
-            const old = opened.get(s.name);
-            opened.set(s.name, next);
-            // Episodes already running keep the old instance; it is closed when the client stops.
-            if (old) retired.push(old.runtime);
-            client.setEnvironments([...opened.values()]);
-            log(`${s.name} re-opened (hash ${next.hash.slice(0, 12)})`);
-          } catch (err) {
-            log(`${s.name}: re-opening failed, keeping the previous build: ${(err as Error).message}`);
-          }
-        }, 150);
-      });
-      w.unref();
-      return w;
-    });
+function describeEnv(e: ClientEnvironment): string {
+  const m = e.runtime.manifest;
+  return `${m.name}@${m.version}${e.dev ? ` dev ${e.hash.slice(0, 12)}` : ""}`;
 }
