@@ -55,7 +55,8 @@ class Server:
         self._pump_thread = threading.Thread()
 
     def start(self) -> "Server":
-        args = [NODE, str(REPO / "bin" / "agentjet.js"), self.command, "--config", str(self.config_path), "--port", str(self.port), "--run-dir", str(self.run_dir), *self.extra_args]
+        config = ["--config", str(self.config_path)] if self.command == "serve" else [str(self.config_path)]
+        args = [NODE, str(REPO / "bin" / "agentjet.js"), self.command, *config, "--port", str(self.port), "--run-dir", str(self.run_dir), *self.extra_args]
         self.proc = subprocess.Popen(args, cwd=str(self.dir), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self._lines = queue.Queue()
         self._pump_thread = threading.Thread(target=self._pump, args=(self.proc, self._lines), daemon=True)
@@ -91,17 +92,16 @@ class Server:
             proc.stdout.close()
         return proc.returncode
 
-    def wait_for_line(self, needle: str, timeout_s: float) -> str:
-        """Waits for a line of the child's output that contains ``needle``."""
+    def wait_for_lines(self, needle: str, count: int, timeout_s: float) -> List[str]:
+        """Waits until ``count`` lines of the child's output contain ``needle``; returns them."""
         deadline = time.monotonic() + timeout_s
-        seen = 0
-        while time.monotonic() < deadline:
-            for line in self.lines[seen:]:
-                if needle in line:
-                    return line
-            seen = len(self.lines)
+        while True:
+            found = [line for line in self.lines if needle in line]
+            if len(found) >= count:
+                return found
+            if time.monotonic() > deadline or (self.proc is not None and self.proc.poll() is not None and len(found) < count and not self._pump_thread.is_alive()):
+                raise TimeoutError(f"{len(found)} of {count} lines with {needle!r} after {timeout_s} s:\n" + "\n".join(self.lines[-40:]))
             time.sleep(0.2)
-        raise TimeoutError(f"no line with {needle!r} in {timeout_s} s:\n" + "\n".join(self.lines[-40:]))
 
     def close(self) -> None:
         self.stop()
@@ -120,6 +120,11 @@ def _address(line: str) -> Optional[str]:
         entry = json.loads(line)
     except ValueError:
         return None
-    if isinstance(entry, dict) and isinstance(entry.get("address"), str) and "listening" in str(entry.get("msg", "")):
-        return str(entry["address"])
+    if not isinstance(entry, dict):
+        return None
+    if isinstance(entry.get("address"), str) and "listening" in str(entry.get("msg", "")):
+        return str(entry["address"])  # agentjet serve
+    message = str(entry.get("message", ""))
+    if entry.get("type") == "log" and message.startswith("server http"):
+        return message.split()[1].rsplit("/v1", 1)[0]  # agentjet train --json: "server http://host:port/v1, ..."
     return None
