@@ -16,8 +16,8 @@ from typing import Any, Dict, List, Mapping, Optional
 
 REPO = Path(os.environ.get("AGENTJET_REPO") or Path(__file__).resolve().parents[3])
 NODE = os.environ.get("AGENTJET_NODE") or shutil.which("node") or "node"
-ADMIN_TOKEN = "aj-test-admin"
-CLIENT_TOKEN = "aj-test-client"
+ADMIN_TOKEN = "aj-test-admin-0123456789"
+CLIENT_TOKEN = "aj-test-client-0123456789"
 BOOT_TIMEOUT_S = float(os.environ.get("AGENTJET_TEST_BOOT_S", "120"))
 
 

@@ -7,7 +7,7 @@ import unittest
 import warnings
 
 from _chat import chat
-from _server import CLIENT_TOKEN, Server, tiny_config
+from _server import ADMIN_TOKEN, CLIENT_TOKEN, Server, tiny_config
 
 import agentjet
 from agentjet import EpisodeClosedError, EpisodeLostError, SwarmClient
@@ -18,11 +18,14 @@ IDLE_TIMEOUT_S = 3
 class EpisodeTests(unittest.TestCase):
     server: Server
     client: SwarmClient
+    admin: SwarmClient
+    """Reads the server's view of episodes (GET /v1/episodes/... is an admin route)."""
 
     @classmethod
     def setUpClass(cls) -> None:
         cls.server = Server(tiny_config(server={"idleTimeoutS": IDLE_TIMEOUT_S})).start()
         cls.client = SwarmClient(cls.server.url, CLIENT_TOKEN, heartbeat_interval_s=0.5)
+        cls.admin = SwarmClient(cls.server.url, ADMIN_TOKEN)
 
     @classmethod
     def tearDownClass(cls) -> None:
@@ -40,10 +43,10 @@ class EpisodeTests(unittest.TestCase):
         ended = episode.end({"main": 1.0}, metadata={"answer": answer["choices"][0]["message"]["content"]})
         self.assertEqual(episode.state, "ended")
         self.assertEqual(ended["state"], "ended")
-        server_view = self.client.episode_info(episode.id)
+        server_view = self.admin.episode_info(episode.id)
         self.assertEqual(server_view["state"], "ended")
         self.assertEqual(server_view["rewards"], {"main": 1.0})
-        calls = self.client.episode_calls(episode.id)
+        calls = self.admin.episode_calls(episode.id)
         self.assertEqual(len(calls), 1)
         self.assertGreater(len(calls[0]["outputIds"]), 0)
         self.assertEqual(len(calls[0]["outputIds"]), len(calls[0]["outputLogprobs"]))
@@ -51,7 +54,7 @@ class EpisodeTests(unittest.TestCase):
     def test_one_number_is_the_only_agents_reward(self) -> None:
         episode = self.client.begin_episode("task-2", env="pysdk")
         episode.end(0.5)
-        self.assertEqual(self.client.episode_info(episode.id)["rewards"], {"main": 0.5})
+        self.assertEqual(self.admin.episode_info(episode.id)["rewards"], {"main": 0.5})
 
     def test_several_agents_get_one_key_each(self) -> None:
         episode = self.client.begin_episode("task-3", env="pysdk", agents=["alice", "bob"])
@@ -64,13 +67,13 @@ class EpisodeTests(unittest.TestCase):
         with self.assertRaises(ValueError):
             episode.end(1.0)
         episode.end({"alice": 1.0, "bob": 0.0})
-        self.assertEqual({c["agentId"] for c in self.client.episode_calls(episode.id)}, {"alice", "bob"})
+        self.assertEqual({c["agentId"] for c in self.admin.episode_calls(episode.id)}, {"alice", "bob"})
 
     def test_abort_is_never_a_score(self) -> None:
         episode = self.client.begin_episode("task-4", env="pysdk")
         episode.abort("the sandbox crashed", kind="env_error")
         self.assertEqual(episode.state, "aborted")
-        view = self.client.episode_info(episode.id)
+        view = self.admin.episode_info(episode.id)
         self.assertEqual(view["state"], "aborted")
         self.assertIsNone(view["rewards"])
         self.assertEqual(view["abortReason"], {"kind": "env_error", "message": "the sandbox crashed"})
@@ -85,7 +88,7 @@ class EpisodeTests(unittest.TestCase):
                 chat(episode.base_url, episode.api_key, [{"role": "user", "content": "1+1="}])
                 1 / 0
         self.assertEqual(episode.state, "aborted")
-        view = self.client.episode_info(episode.id)
+        view = self.admin.episode_info(episode.id)
         self.assertEqual(view["state"], "aborted")
         self.assertIsNone(view["rewards"])
         self.assertEqual(view["abortReason"]["kind"], "workflow")
@@ -94,7 +97,7 @@ class EpisodeTests(unittest.TestCase):
     def test_context_manager_ends_normally(self) -> None:
         with self.client.begin_episode("task-6", env="pysdk") as episode:
             episode.end(1.0)
-        self.assertEqual(self.client.episode_info(episode.id)["state"], "ended")
+        self.assertEqual(self.admin.episode_info(episode.id)["state"], "ended")
 
     def test_context_manager_aborts_a_block_that_forgot_to_end(self) -> None:
         with warnings.catch_warnings(record=True) as caught:
@@ -102,7 +105,7 @@ class EpisodeTests(unittest.TestCase):
             with self.client.begin_episode("task-7", env="pysdk") as episode:
                 pass
         self.assertTrue(any(issubclass(w.category, RuntimeWarning) for w in caught))
-        self.assertEqual(self.client.episode_info(episode.id)["state"], "aborted")
+        self.assertEqual(self.admin.episode_info(episode.id)["state"], "aborted")
 
     def test_rewards_must_be_finite_numbers(self) -> None:
         episode = self.client.begin_episode("task-8", env="pysdk")
@@ -120,7 +123,7 @@ class EpisodeTests(unittest.TestCase):
         self.assertIsNone(episode.last_heartbeat_error)
         chat(episode.base_url, episode.api_key, [{"role": "user", "content": "still here"}])
         episode.end(1.0)
-        self.assertEqual(self.client.episode_info(episode.id)["state"], "ended")
+        self.assertEqual(self.admin.episode_info(episode.id)["state"], "ended")
 
     def test_without_heartbeats_the_idle_episode_is_lost(self) -> None:
         quiet = SwarmClient(self.server.url, CLIENT_TOKEN, heartbeat_interval_s=None)
@@ -130,7 +133,7 @@ class EpisodeTests(unittest.TestCase):
             episode.end(1.0)
         self.assertEqual(episode.state, "lost")
         self.assertIn(caught.exception.code, ("AJ_ERR_EPISODE_STATE", "AJ_ERR_EPISODE_NOT_FOUND"))
-        self.assertIsNone(quiet.episode_info(episode.id)["rewards"])
+        self.assertIsNone(self.admin.episode_info(episode.id)["rewards"])
         episode.abort("gave up")  # lost: nothing to do
 
     def test_explicit_heartbeat(self) -> None:

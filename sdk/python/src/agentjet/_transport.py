@@ -65,9 +65,10 @@ class Transport:
         """Sends one request and returns the parsed JSON answer; raises ``APIStatusError`` or ``APIConnectionError``."""
         policy = self.retry if retry is None else retry
         url = f"{self.url}{path}"
-        data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"accept": "application/json"}
-        if data is not None:
+        data = None
+        if method != "GET":  # the server refuses bodiless POSTs (a browser's "simple" request)
+            data = json.dumps({} if body is None else body).encode("utf-8")
             headers["content-type"] = "application/json"
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"

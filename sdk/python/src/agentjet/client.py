@@ -9,12 +9,13 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 from ._transport import Retry, Transport
 from .episode import Episode
-from .errors import NotFoundError
+from .errors import InternalServerError, NotFoundError
 from .types import AgentBinding, EngineState, EngineStatus
 
 __all__ = ["SwarmClient", "DEFAULT_URL"]
 
 DEFAULT_URL = "http://127.0.0.1:8700"
+ENGINE_BUSY = "AJ_ERR_ENGINE_BUSY"
 
 Agents = Union[Sequence[str], Mapping[str, Union[str, AgentBinding]]]
 
@@ -29,6 +30,8 @@ class SwarmClient:
     ``client_id``: names this client in claims and ``agree_sync``. Default ``py-<hostname>-<pid>``.
     ``timeout_s``: per request (default 60). ``retry``: how connection errors are retried (default ``Retry()``,
     30 s in all). ``heartbeat_interval_s``: background heart-beat of open episodes (default 10; ``None``: off).
+    ``busy_wait_s``: how long ``begin_episode`` waits while the engine is busy (a weight sync, a full sample
+    pool: 503 ``AJ_ERR_ENGINE_BUSY``) before raising; default 600.
     """
 
     url: str
@@ -43,12 +46,14 @@ class SwarmClient:
         timeout_s: float = 60.0,
         retry: Retry = Retry(),
         heartbeat_interval_s: Optional[float] = 10.0,
+        busy_wait_s: float = 600.0,
     ) -> None:
         self.url = (url or os.environ.get("AGENTJET_URL") or DEFAULT_URL).rstrip("/")
         if token is None:
             token = os.environ.get("AGENTJET_CLIENT_TOKEN") or os.environ.get("AGENTJET_ADMIN_TOKEN")
         self.client_id = client_id or f"py-{socket.gethostname()}-{os.getpid()}"
         self.heartbeat_interval_s = heartbeat_interval_s
+        self.busy_wait_s = busy_wait_s
         self._http = Transport(self.url, token, timeout_s=timeout_s, retry=retry)
 
     def __repr__(self) -> str:
@@ -83,13 +88,26 @@ class SwarmClient:
             body["metadata"] = dict(metadata)
         if group_id is not None:
             body["groupId"] = group_id
-        try:
-            answer = self._http.request("POST", "/v1/episodes/begin", body, idempotent=False)
-        except NotFoundError as err:
-            if err.code != "AJ_ERR_ROUTE_NOT_FOUND":
-                raise
-            answer = self._register_and_claim(body)
+        answer = self._begin(body)
         return Episode(self._http, answer["episode"], answer["baseUrl"], answer["keys"], heartbeat_interval_s=self.heartbeat_interval_s)
+
+    def _begin(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        # A busy engine (a weight sync, a full sample pool) answers 503 AJ_ERR_ENGINE_BUSY having started
+        # nothing: wait it out, up to busy_wait_s.
+        deadline = time.monotonic() + self.busy_wait_s
+        wait = 0.1
+        while True:
+            try:
+                return cast(Dict[str, Any], self._http.request("POST", "/v1/episodes/begin", body, idempotent=False))
+            except NotFoundError as err:
+                if err.code != "AJ_ERR_ROUTE_NOT_FOUND":
+                    raise
+                return self._register_and_claim(body)
+            except InternalServerError as err:
+                if err.code != ENGINE_BUSY or time.monotonic() + wait > deadline:
+                    raise
+            time.sleep(wait)
+            wait = min(wait * 2, 2.0)
 
     def _register_and_claim(self, body: Dict[str, Any]) -> Dict[str, Any]:
         # For servers without POST /v1/episodes/begin: register the episode under our own id, then claim it.
