@@ -5,6 +5,8 @@ import type { Workflow } from "../../sdk/swarm/workflow.ts";
 export async function startLocalClients(options: {
   /** The swarm server's address, e.g. `http://127.0.0.1:8700`. */
   url: string;
+  /** A client token of that server (`agentjet train` passes the one it resolved). */
+  token?: string | null | undefined;
   count: number;
   environments: readonly ClientEnvironment[];
   concurrency: number;
@@ -15,6 +17,7 @@ export async function startLocalClients(options: {
     const clientId = `local-${i}`;
     return new SwarmClient({
       url: options.url,
+      ...(options.token ? { token: options.token } : {}),
       clientId,
       environments: options.environments,
       concurrency: options.concurrency,

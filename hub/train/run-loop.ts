@@ -139,8 +139,10 @@ export class RunLoop {
       await scheduler.close();
       await coordinator.stop();
     });
+    const { auth } = app.agentjet;
     const clients = await startLocalClients({
       url: origin,
+      token: auth.clientTokens[0] ?? auth.adminToken,
       count: config.clients.local,
       environments: this.#envs.map((e) => ({ runtime: e.runtime, hash: e.installed.sha256, dev: e.dev })),
       concurrency: config.clients.concurrency,

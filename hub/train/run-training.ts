@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { stringify } from "yaml";
+import { describeTokens, resolveAuthTokens } from "../../server/app/auth-tokens.ts";
 import { buildServer } from "../../server/app/build-server.ts";
 import { closeServer } from "../../server/app/close-server.ts";
 import type { RunConfig } from "../../server/config/run-config.ts";
@@ -80,7 +81,9 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunResult> {
     cleanups.length = 0;
   };
   try {
-    const app = await buildServer({ config, runDir });
+    const auth = resolveAuthTokens({ auth: config.server.auth, runDir, host: config.server.host });
+    log("info", describeTokens(auth));
+    const app = await buildServer({ config, runDir, auth });
     cleanups.push(() => closeServer(app));
     const engines = new Map<string, Engine>([...app.agentjet.policies].map(([name, p]) => [name, p.engine]));
     if (resumed) {

@@ -3,12 +3,14 @@ import WebSocket from "ws";
 import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./backoff.ts";
 import { createDefaultAgentLoop } from "./default-agent-loop.ts";
+import { SWARM_CLIENT_ERRORS, SwarmClientError } from "./errors.ts";
 import { runEpisode } from "./run-episode.ts";
 import {
   type Assignment,
   type ClientMessage,
   type EnvAnnouncement,
   parseFrame,
+  SWARM_FATAL_ERRORS,
   SWARM_PATH,
   SWARM_PROTOCOL_VERSION,
   type ServerMessage,
@@ -27,6 +29,8 @@ export interface ClientEnvironment {
 export interface SwarmClientOptions {
   /** The swarm server: `ws://host:port/swarm`, or `http://host:port` (the `/swarm` path is added). */
   url: string;
+  /** Control-plane token sent on the upgrade (`Authorization: Bearer`). Default: `$AGENTJET_CLIENT_TOKEN`. */
+  token?: string;
   /** Kept across reconnects so the scheduler can re-attach running episodes (default: random). */
   clientId?: string;
   environments: readonly ClientEnvironment[];
@@ -44,7 +48,10 @@ export interface SwarmClientOptions {
 
 export type ClientEvent =
   | { type: "connected"; resumed: string[] }
-  | { type: "disconnected"; retryInMs: number }
+  /** A transient failure (no answer, a 5xx, a dropped socket): retried. `reason` says what happened. */
+  | { type: "disconnected"; retryInMs: number; reason: string }
+  /** A refusal that retrying cannot fix (no /swarm route, a bad token, another protocol version): the client stops. */
+  | { type: "fatal"; code: string; message: string }
   | { type: "episode-start"; assignment: Assignment }
   | { type: "episode-end"; episodeId: string; rewards: Record<string, number>; info: Record<string, unknown> }
   | { type: "episode-abort"; episodeId: string; kind: string; message: string }
@@ -81,7 +88,8 @@ export class SwarmClient {
   #stopped = false;
   #heartbeat: NodeJS.Timeout | null = null;
   #reconnect: NodeJS.Timeout | null = null;
-  #firstWelcome: { resolve: () => void; promise: Promise<void> };
+  #firstWelcome: { resolve: () => void; reject: (err: Error) => void; promise: Promise<void> };
+  #fatal: SwarmClientError | null = null;
   readonly #defaultLoop: Workflow;
 
   constructor(options: SwarmClientOptions) {
@@ -92,12 +100,20 @@ export class SwarmClient {
     this.#envs = indexEnvironments(options.environments);
     this.#defaultLoop = createDefaultAgentLoop(options.fetch ? { fetch: options.fetch } : {});
     let resolve!: () => void;
-    const promise = new Promise<void>((r) => (resolve = r));
-    this.#firstWelcome = { resolve, promise };
+    let reject!: (err: Error) => void;
+    const promise = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    this.#firstWelcome = { resolve, reject, promise };
   }
 
-  /** Connects (retrying with backoff) and resolves once the scheduler has welcomed this client. */
+  /**
+   * Connects (retrying transient failures with backoff) and resolves once the scheduler has welcomed
+   * this client; rejects with a `SwarmClientError` when the server refuses it for good.
+   */
   start(): Promise<void> {
+    if (this.#fatal) return Promise.reject(this.#fatal);
     this.#stopped = false;
     if (!this.#socket && !this.#reconnect) this.#connect();
     return this.#firstWelcome.promise;
@@ -144,23 +160,44 @@ export class SwarmClient {
   #connect(): void {
     this.#reconnect = null;
     if (this.#stopped) return;
-    const socket = new WebSocket(this.#url);
+    const token = this.#o.token ?? process.env.AGENTJET_CLIENT_TOKEN;
+    const socket = new WebSocket(this.#url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
     this.#socket = socket;
+    let reason: string | null = null;
     socket.on("open", () => this.#sendHello());
     socket.on("message", (data) => this.#onFrame(data.toString()));
-    socket.on("error", () => {
-      // The close event follows; reconnecting happens there.
+    socket.on("unexpected-response", (_request, response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (body += chunk.slice(0, 4096)));
+      response.on("end", () => {
+        const status = response.statusCode ?? 0;
+        if (status >= 500) reason = `HTTP ${status} from the server`;
+        else this.#failFatally(refusal(this.#url, status, body));
+        socket.terminate();
+      });
     });
-    socket.on("close", () => {
+    socket.on("error", (err: Error & { code?: string }) => {
+      // The close event follows; reconnecting happens there.
+      reason ??= err.code ?? err.message;
+    });
+    socket.on("close", (code, why) => {
       if (this.#socket !== socket) return;
       this.#socket = null;
       this.#live = false;
       this.#stopHeartbeat();
-      if (this.#stopped) return;
+      if (this.#stopped || this.#fatal) return;
       const delay = backoffDelay(this.#tries++, this.#backoff);
-      this.#o.onEvent?.({ type: "disconnected", retryInMs: delay });
+      this.#o.onEvent?.({ type: "disconnected", retryInMs: delay, reason: why.length > 0 ? `${code} ${why.toString()}` : (reason ?? `closed (${code})`) });
       this.#reconnect = setTimeout(() => this.#connect(), delay);
     });
+  }
+
+  #failFatally(err: SwarmClientError): void {
+    if (this.#fatal) return;
+    this.#fatal = err;
+    this.#o.onEvent?.({ type: "fatal", code: err.code, message: err.message });
+    this.#firstWelcome.reject(err);
   }
 
   #sendHello(): void {
@@ -189,6 +226,10 @@ export class SwarmClient {
       case "cancel":
         return this.#onCancel(message.episodeId, message.reason);
       case "error":
+        if ((Object.values(SWARM_FATAL_ERRORS) as string[]).includes(message.code)) {
+          this.#failFatally(new SwarmClientError(message.code, message.message));
+          return;
+        }
         this.#o.onEvent?.({ type: "error", code: message.code, message: message.message });
         return;
     }
@@ -284,6 +325,22 @@ export class SwarmClient {
 
 function indexEnvironments(environments: readonly ClientEnvironment[]): Map<string, ClientEnvironment> {
   return new Map(environments.map((e) => [`${e.runtime.manifest.name}@${e.runtime.manifest.version}`, e]));
+}
+
+/** Why the server answered the upgrade with a 4xx, as an error that says what to do. */
+function refusal(url: string, status: number, body: string): SwarmClientError {
+  let detail = "";
+  try {
+    const e = (JSON.parse(body) as { error?: { code?: unknown; message?: unknown } }).error;
+    if (e && typeof e.message === "string") detail = ` (${typeof e.code === "string" ? `${e.code}: ` : ""}${e.message})`;
+  } catch {
+    detail = body.length > 0 ? ` (${body.slice(0, 200)})` : "";
+  }
+  if (status === 404) return new SwarmClientError(SWARM_CLIENT_ERRORS.noSwarm, `no ${SWARM_PATH} route at ${url}: is this an agentjet serve/train?`);
+  if (status === 401) {
+    return new SwarmClientError(SWARM_CLIENT_ERRORS.unauthorized, `the server refused the token${detail}: pass the client token with --token or AGENTJET_CLIENT_TOKEN (the server prints where its tokens are)`);
+  }
+  return new SwarmClientError(SWARM_CLIENT_ERRORS.refused, `the server refused the connection with HTTP ${status}${detail}`);
 }
 
 function toSwarmUrl(url: string): string {

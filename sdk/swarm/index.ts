@@ -4,7 +4,7 @@ export { createDefaultAgentLoop } from "./default-agent-loop.ts";
 export { createChatCompletion, type ChatMessage } from "./chat.ts";
 export { defineWorkflow, type EnvHandle, type EpisodeHandle, type Workflow } from "./workflow.ts";
 export { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from "./backoff.ts";
-export { ChatCompletionError, SwarmClientError } from "./errors.ts";
+export { ChatCompletionError, SWARM_CLIENT_ERRORS, SwarmClientError } from "./errors.ts";
 export {
   AbortKindSchema,
   AbortReasonSchema,
@@ -15,6 +15,7 @@ export {
   parseFrame,
   ServerMessageSchema,
   SWARM_PATH,
+  SWARM_FATAL_ERRORS,
   SWARM_PROTOCOL_VERSION,
   type AgentAccess,
   type Assignment,

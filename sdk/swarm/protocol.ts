@@ -14,6 +14,14 @@ import { TaskSchema } from "../env/protocol.ts";
 export const SWARM_PROTOCOL_VERSION = 1;
 export const SWARM_PATH = "/swarm";
 
+/** Codes of `error` frames after which the server closes the socket and reconnecting cannot help. */
+export const SWARM_FATAL_ERRORS = {
+  /** The two sides speak different `SWARM_PROTOCOL_VERSION`s. */
+  protocolVersion: "AJ_ERR_SWARM_PROTOCOL_VERSION",
+  /** Another client, with another token, holds this client id. */
+  clientIdTaken: "AJ_ERR_SWARM_CLIENT_ID_TAKEN",
+} as const;
+
 export const EnvAnnouncementSchema = z.object({
   name: z.string().min(1),
   version: z.string().min(1),

@@ -10,6 +10,8 @@ import { episodeRoutes } from "../episodes/routes.ts";
 import { HttpError, toErrorBody } from "../openai/errors.ts";
 import { openaiRoutes } from "../openai/routes.ts";
 import { createTokenizer } from "../tokenizers/create-tokenizer.ts";
+import { type AuthTokens, installAuth, type RouteEntry } from "./auth.ts";
+import { generateToken } from "./auth-tokens.ts";
 import type { PolicyRuntime, ServerContext } from "./server-context.ts";
 
 export interface BuildServerOptions {
@@ -25,8 +27,11 @@ export interface BuildServerOptions {
   fetch?: typeof fetch;
   /** Fastify's logger (pino options or true). Default false. */
   logger?: FastifyServerOptions["logger"];
-  /** When set, the episode routes require `Authorization: Bearer <adminToken>`. Default: open (loopback use). */
-  adminToken?: string;
+  /**
+   * Control-plane tokens (`Authorization: Bearer <token>` on every route but the OpenAI ones). `serve` and
+   * `train` pass what `resolveAuthTokens` found. Default: random ones, readable on `app.agentjet.auth`.
+   */
+  auth?: AuthTokens;
   /** Overrides `config.server.keySecret` / `$AGENTJET_KEY_SECRET`. */
   keySecret?: string;
   /** Clock for the episode store, ms. Default Date.now. */
@@ -42,6 +47,10 @@ export interface AgentJetHandle {
   policies: ReadonlyMap<string, PolicyRuntime>;
   frozen: ReadonlyMap<string, FrozenModel>;
   config: RunConfig;
+  /** The tokens the control plane accepts. */
+  auth: AuthTokens;
+  /** Every route with the auth it declares (filled as routes are added, `/swarm` included). */
+  routes: readonly RouteEntry[];
 }
 
 declare module "fastify" {
@@ -89,7 +98,9 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
 
   const app = Fastify({ logger: opts.logger ?? false, bodyLimit: config.server.bodyLimitBytes });
   const ctx: ServerContext = { store, policies, frozen, sampling: config.sampling };
-  app.decorate("agentjet", { store, db, policies, frozen, config });
+  const auth: AuthTokens = opts.auth ?? { adminToken: generateToken("admin"), clientTokens: [generateToken("client")] };
+  const routes = installAuth(app, { tokens: auth, allowedHosts: config.server.allowedHosts });
+  app.decorate("agentjet", { store, db, policies, frozen, config, auth, routes });
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const http = toHttpError(err);
@@ -100,9 +111,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     reply.code(404).send(toErrorBody(new HttpError(404, "AJ_ERR_ROUTE_NOT_FOUND", `no route ${request.method} ${request.url}`))),
   );
   await app.register(async (scope) => openaiRoutes(scope, ctx));
-  await app.register(async (scope) =>
-    episodeRoutes(scope, opts.adminToken === undefined ? { store } : { store, adminToken: opts.adminToken }),
-  );
+  await app.register(async (scope) => episodeRoutes(scope, { store, maxRegistered: config.server.maxRegisteredEpisodes }));
   app.addHook("onClose", async () => {
     store.close();
     for (const p of policies.values()) await p.engine.close();

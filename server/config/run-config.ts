@@ -164,14 +164,50 @@ export const RunConfigSchema = z.object({
     .default({ dir: "runs/latest", seed: 0, steps: 20, checkpointEvery: 5 }),
   server: z
     .object({
-      host: z.string().default("127.0.0.1").describe("Address the server listens on; 0.0.0.0 for remote clients"),
+      host: z
+        .string()
+        .default("127.0.0.1")
+        .describe("Address the server listens on. Beyond loopback (e.g. 0.0.0.0 for remote clients) the tokens must be set first (server.auth, the environment or <run.dir>/tokens.json)"),
       port: z.number().int().min(0).max(65535).default(8700).describe("0 picks a free port"),
       keySecret: z.string().optional().describe("HMAC secret for episode keys; $AGENTJET_KEY_SECRET, else random"),
       idleTimeoutS: z.number().positive().default(120).describe("Claimed episodes idle this long are reclaimed"),
       syncTimeoutS: z.number().positive().default(60).describe("How long in-flight episodes may finish before a weight update abandons them"),
       bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024).describe("Largest request body"),
+      auth: z
+        .object({
+          adminToken: z
+            .string()
+            .min(16)
+            .optional()
+            .describe("Token of the admin routes (configure, start and stop the engine; read recorded episodes and calls), accepted wherever a client token is; else $AGENTJET_ADMIN_TOKEN, else <run.dir>/tokens.json, else generated into it"),
+          clientTokens: z
+            .array(z.string().min(16))
+            .optional()
+            .describe("Tokens swarm clients present (begin, claim, end and abort episodes; connect to /swarm); else $AGENTJET_CLIENT_TOKEN, else <run.dir>/tokens.json, else one generated with the admin token"),
+        })
+        .default({})
+        .describe("Control-plane tokens (Authorization: Bearer <token>); the OpenAI routes use episode keys instead"),
+      allowedHosts: z
+        .array(z.string().min(1))
+        .default([])
+        .describe("Host names, besides localhost, 127.0.0.0/8 and ::1, that requests arriving on a loopback address may name in Host (guards against DNS rebinding)"),
+      maxRegisteredEpisodes: z
+        .number()
+        .int()
+        .positive()
+        .default(4096)
+        .describe("Registered-but-unclaimed episodes at most; POST /v1/episodes past it answers 429"),
     })
-    .default({ host: "127.0.0.1", port: 8700, idleTimeoutS: 120, syncTimeoutS: 60, bodyLimitBytes: 4 * 1024 * 1024 }),
+    .default({
+      host: "127.0.0.1",
+      port: 8700,
+      idleTimeoutS: 120,
+      syncTimeoutS: 60,
+      bodyLimitBytes: 4 * 1024 * 1024,
+      auth: {},
+      allowedHosts: [],
+      maxRegisteredEpisodes: 4096,
+    }),
   policies: z.record(Name, PolicySchema).refine((p) => Object.keys(p).length > 0, "at least one policy"),
   frozen: z.record(Name, FrozenModelSchema).default({}),
   environments: z.array(EnvironmentEntrySchema).min(1),

@@ -16,7 +16,17 @@ export interface KeyPayload {
   exp: number;
 }
 
-const PayloadSchema = z.object({
+/** Far above any key this server signs (ids are bounded); longer strings are refused unread. */
+const MAX_KEY_LENGTH = 4096;
+
+/** Bytes of `text` when it is exactly their unpadded base64url spelling; null otherwise. */
+function decodeCanonical(text: string): Buffer | null {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
+  const bytes = Buffer.from(text, "base64url");
+  return bytes.toString("base64url") === text ? bytes : null;
+}
+
+const PayloadSchema = z.strictObject({
   e: z.string().min(1),
   a: z.string().min(1),
   k: z.enum(["policy", "frozen"]),
@@ -48,17 +58,20 @@ export function createKeySigner(secret: string): KeySigner {
       return `${PREFIX}${body}.${mac(body).toString("base64url")}`;
     },
     verify(key, now = Date.now()) {
-      if (!key.startsWith(PREFIX)) return { kind: "invalid" };
-      const rest = key.slice(PREFIX.length);
-      const dot = rest.indexOf(".");
-      if (dot <= 0) return { kind: "invalid" };
-      const body = rest.slice(0, dot);
-      const sig = Buffer.from(rest.slice(dot + 1), "base64url");
+      if (key.length > MAX_KEY_LENGTH || !key.startsWith(PREFIX)) return { kind: "invalid" };
+      const parts = key.slice(PREFIX.length).split(".");
+      if (parts.length !== 2) return { kind: "invalid" };
+      const [body, sigText] = parts as [string, string];
+      // Node's base64url decoder skips characters outside the alphabet and ignores trailing bits, so
+      // many strings decode to the same bytes: only the one canonical spelling of each part is a key.
+      const payloadBytes = decodeCanonical(body);
+      const sig = decodeCanonical(sigText);
+      if (payloadBytes === null || payloadBytes.length === 0 || sig === null) return { kind: "invalid" };
       const expected = mac(body);
       if (sig.length !== expected.length || !timingSafeEqual(sig, expected)) return { kind: "invalid" };
       let raw: unknown;
       try {
-        raw = JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
+        raw = JSON.parse(payloadBytes.toString("utf8"));
       } catch {
         return { kind: "invalid" };
       }

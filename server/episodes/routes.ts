@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { HttpError, unauthorized } from "../openai/errors.ts";
+import { HttpError } from "../openai/errors.ts";
 import { parseBody } from "../openai/parse-body.ts";
 import type { RegisterEpisodeInput } from "./episode.ts";
 import type { EpisodeStore } from "./episode-store.ts";
@@ -10,6 +10,8 @@ import {
   EndBodySchema,
   EpisodeParamsSchema,
   ListQuerySchema,
+  MAX_METADATA_BYTES,
+  metadataBytes,
   RegisterBodySchema,
 } from "./schemas.ts";
 
@@ -29,19 +31,37 @@ function run<T>(fn: () => T): T {
   }
 }
 
-/** The episode lifecycle over HTTP, for a scheduler or SDK in another process (see server/README.md). */
-export async function episodeRoutes(app: FastifyInstance, opts: { store: EpisodeStore; adminToken?: string }): Promise<void> {
-  const { store } = opts;
-  if (opts.adminToken !== undefined) {
-    const expected = `Bearer ${opts.adminToken}`;
-    app.addHook("onRequest", async (request) => {
-      if (request.headers.authorization !== expected) throw unauthorized("episode routes need the admin token");
-    });
+function checkMetadataSize(metadata: Record<string, unknown> | undefined): void {
+  if (metadata === undefined) return;
+  const bytes = metadataBytes(metadata);
+  if (bytes > MAX_METADATA_BYTES) {
+    throw new HttpError(413, "AJ_ERR_METADATA_TOO_LARGE", `metadata is ${bytes} bytes of JSON; at most ${MAX_METADATA_BYTES}`, { param: "metadata" });
   }
+}
+
+export interface EpisodeRoutesOptions {
+  store: EpisodeStore;
+  /** Registered-but-unclaimed episodes at most (run config `server.maxRegisteredEpisodes`); a register past it is 429. */
+  maxRegistered: number;
+}
+
+/**
+ * The episode lifecycle over HTTP, for a scheduler or SDK in another process (see server/README.md).
+ * Running episodes takes a client token; reading what was recorded takes the admin token.
+ */
+export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOptions): Promise<void> {
+  const { store } = opts;
+  const client = { config: { auth: "client" } } as const;
+  const admin = { config: { auth: "admin" } } as const;
   const id = (params: unknown): string => parseBody(EpisodeParamsSchema, params).id;
 
-  app.post("/v1/episodes", async (request, reply) => {
+  app.post("/v1/episodes", client, async (request, reply) => {
     const body = parseBody(RegisterBodySchema, request.body);
+    checkMetadataSize(body.metadata);
+    const registered = store.list({ state: "registered" }).length;
+    if (registered >= opts.maxRegistered) {
+      throw new HttpError(429, "AJ_ERR_TOO_MANY_REGISTERED", `${registered} episodes are registered and unclaimed (server.maxRegisteredEpisodes); claim or abort some first`);
+    }
     const input: RegisterEpisodeInput = { taskId: body.taskId, env: body.env, agents: body.agents };
     if (body.episodeId !== undefined) input.episodeId = body.episodeId;
     if (body.eval !== undefined) input.eval = body.eval;
@@ -50,41 +70,42 @@ export async function episodeRoutes(app: FastifyInstance, opts: { store: Episode
     return reply.code(201).send({ episode });
   });
 
-  app.post("/v1/episodes/claim", async (request) => {
-    const body = parseBody(ClaimBodySchema, request.body ?? {});
+  app.post("/v1/episodes/claim", client, async (request) => {
+    const body = parseBody(ClaimBodySchema, request.body);
     const claim: { episodeId?: string; clientId?: string } = {};
     if (body.episodeId !== undefined) claim.episodeId = body.episodeId;
     if (body.clientId !== undefined) claim.clientId = body.clientId;
     return run(() => store.claim(claim));
   });
 
-  app.post("/v1/episodes/:id/heartbeat", async (request) => ({ episode: run(() => store.heartbeat(id(request.params))) }));
+  app.post("/v1/episodes/:id/heartbeat", client, async (request) => ({ episode: run(() => store.heartbeat(id(request.params))) }));
 
-  app.post("/v1/episodes/:id/end", async (request) => {
+  app.post("/v1/episodes/:id/end", client, async (request) => {
     const body = parseBody(EndBodySchema, request.body);
+    checkMetadataSize(body.metadata);
     const input = body.metadata === undefined ? { rewards: body.rewards } : { rewards: body.rewards, metadata: body.metadata };
     return { episode: run(() => store.end(id(request.params), input)) };
   });
 
-  app.post("/v1/episodes/:id/abort", async (request) => {
+  app.post("/v1/episodes/:id/abort", client, async (request) => {
     const body = parseBody(AbortBodySchema, request.body);
     return { episode: run(() => store.abort(id(request.params), body.reason)) };
   });
 
-  app.get("/v1/episodes/:id", async (request) => {
+  app.get("/v1/episodes/:id", admin, async (request) => {
     const episodeId = id(request.params);
     const episode = store.get(episodeId);
     if (!episode) throw toHttp(new EpisodeNotFoundError(episodeId));
     return { episode };
   });
 
-  app.get("/v1/episodes/:id/calls", async (request) => {
+  app.get("/v1/episodes/:id/calls", admin, async (request) => {
     const episodeId = id(request.params);
     if (!store.get(episodeId)) throw toHttp(new EpisodeNotFoundError(episodeId));
     return { calls: store.tracker.callsOf(episodeId) };
   });
 
-  app.get("/v1/episodes", async (request) => ({ episodes: store.list(parseBody(ListQuerySchema, request.query)) }));
+  app.get("/v1/episodes", admin, async (request) => ({ episodes: store.list(parseBody(ListQuerySchema, request.query)) }));
 
-  app.get("/v1/server/status", async () => ({ claimsPaused: store.claimsPaused(), inFlight: store.inFlight().length, registered: store.list({ state: "registered" }).length }));
+  app.get("/v1/server/status", client, async () => ({ claimsPaused: store.claimsPaused(), inFlight: store.inFlight().length, registered: store.list({ state: "registered" }).length }));
 }

@@ -19,7 +19,7 @@ function bearer(request: FastifyRequest): string {
 export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   const started = Math.floor(Date.now() / 1000);
 
-  app.get("/v1/models", async (): Promise<ModelList> => ({
+  app.get("/v1/models", { config: { auth: "public" } }, async (): Promise<ModelList> => ({
     object: "list",
     data: [
       ...[...ctx.policies.keys()].map((id) => ({ id, object: "model" as const, created: started, owned_by: "agentjet-policy" })),
@@ -27,7 +27,7 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     ],
   }));
 
-  app.post("/v1/chat/completions", async (request, reply) => {
+  app.post("/v1/chat/completions", { config: { auth: "episode-key" } }, async (request, reply) => {
     const auth = ctx.store.authorize(bearer(request));
     if (auth.kind === "unauthorized") throw unauthorized(auth.message);
     if (auth.kind === "conflict") throw conflict(auth.message);

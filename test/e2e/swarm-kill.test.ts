@@ -37,11 +37,11 @@ describe("a swarm of three clients on the real server, one killed mid-episode", 
     });
     const store = swarm.app.agentjet.store;
     // The victim starts first; the others connect while it is mid-episode.
-    const victim = spawnClient({ server: swarm.url, clientId: "victim", envs: ["count-up", "relay"], concurrency: 6 });
+    const victim = spawnClient({ server: swarm.url, clientId: "victim", envs: ["count-up", "relay"], concurrency: 6, token: swarm.token });
     children.push(victim);
     await waitFor(() => swarm.events.some((e) => e.type === "client" && e.clientId === "victim"), 60_000, "the victim to connect");
-    children.push(spawnClient({ server: swarm.url, clientId: "only-count-up", envs: ["count-up"], concurrency: 3 }));
-    children.push(spawnClient({ server: swarm.url, clientId: "only-relay", envs: ["relay"], concurrency: 3 }));
+    children.push(spawnClient({ server: swarm.url, clientId: "only-count-up", envs: ["count-up"], concurrency: 3, token: swarm.token }));
+    children.push(spawnClient({ server: swarm.url, clientId: "only-relay", envs: ["relay"], concurrency: 3, token: swarm.token }));
     const victimMidEpisode = () => store.list({ state: "claimed" }).filter((e) => e.clientId === "victim" && store.tracker.callsOf(e.episodeId).length > 0);
     await waitFor(() => victimMidEpisode().length > 0, 60_000, "the victim to be mid-episode");
     const killed = store.list({ state: "claimed" }).filter((e) => e.clientId === "victim").map((e) => e.episodeId);

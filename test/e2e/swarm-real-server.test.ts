@@ -78,7 +78,7 @@ describe("the scheduler and swarm plugin on the real swarm server", () => {
       }
       await loop(episode);
     });
-    const client = new SwarmClient({ url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, environments: [countUp], concurrency: 4, workflow });
+    const client = new SwarmClient({ url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, token: app.agentjet.auth.clientTokens[0]!, environments: [countUp], concurrency: 4, workflow });
     try {
       await client.start();
       await waitFor(() => events.some((e) => e.type === "batch"), 30_000, "the batch");

@@ -89,6 +89,7 @@ async function playGames(policies: readonly string[], roles: Record<string, stri
     swarm = await attachSwarm(app, [runtime], registry, { ...options, environments: [...options.environments] });
     clients = await startLocalClients({
       url: swarm.url,
+      token: swarm.token,
       count: 1,
       environments: [werewolves],
       concurrency: 2,

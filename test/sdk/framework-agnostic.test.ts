@@ -24,7 +24,7 @@ async function record(workflow: Workflow) {
     maxBatches: 1,
     seed: 11,
   });
-  const client = new SwarmClient({ url: swarm.url, environments: [countUp, relay], concurrency: 4, workflow });
+  const client = new SwarmClient({ url: swarm.url, ...(swarm.token ? { token: swarm.token } : {}), environments: [countUp, relay], concurrency: 4, workflow });
   try {
     await client.start();
     await waitFor(() => swarm.events.some((e) => e.type === "batch"), 30_000, "the batch");

@@ -9,10 +9,18 @@ import { type Command, EXIT } from "../command.ts";
 const HELP = `agentjet client --server URL [options]
 
 A swarm client (CPU only): connects to the server over WebSocket, announces its environments, runs the
-episodes the scheduler assigns in their sandboxes, and reports rewards. Reconnects with backoff.
+episodes the scheduler assigns in their sandboxes, and reports rewards. Reconnects with backoff when the
+connection drops or the server is not up yet; stops with the reason when the server refuses it (no
+/swarm route at that URL, a missing or wrong token, another protocol version).
+
+Tokens: the server's control plane needs a client token (or the admin token). \`agentjet serve\` prints
+where its tokens are (by default it generates them into <run-dir>/tokens.json, mode 0600); copy the
+client token to this machine and pass it with --token or AGENTJET_CLIENT_TOKEN.
 
 Options:
   --server URL        The swarm server, e.g. http://127.0.0.1:8700 (required; env AGENTJET_SERVER)
+  --token TOKEN       Client token (env AGENTJET_CLIENT_TOKEN); prefer the environment variable, since
+                      arguments are visible to other users of this machine
   --envs a,b          Environments to offer (default: every local plugin and every installed one)
   --env-path DIR      A local plugin folder, or a folder of them; repeatable. A local plugin wins over
                       the installed one of the same name and is announced as a development version
@@ -29,7 +37,7 @@ Options:
 
 Examples:
   agentjet client --server http://127.0.0.1:8700 --envs aime,werewolves --concurrency 8
-  agentjet client --server http://gpu-box:8700 --env-path ./my-env --workflow ./agent.ts --watch`;
+  AGENTJET_CLIENT_TOKEN=aj-client-... agentjet client --server http://gpu-box:8700 --env-path ./my-env --workflow ./agent.ts --watch`;
 
 export const command: Command = {
   name: "client",
@@ -42,6 +50,7 @@ export const command: Command = {
         args: argv,
         options: {
           server: { type: "string" },
+          token: { type: "string" },
           envs: { type: "string" },
           "env-path": { type: "string", multiple: true },
           concurrency: { type: "string" },
@@ -78,32 +87,41 @@ export const command: Command = {
     const loader = args.workflow
       ? createWorkflowLoader(args.workflow, { watch: args.watch, onReload: (v) => log(`workflow reloaded (v${v})`) })
       : null;
+    const token = args.token ?? process.env.AGENTJET_CLIENT_TOKEN;
+    let fatal: (code: string) => void = () => undefined;
     const client = new SwarmClient({
       url: server,
+      ...(token ? { token } : {}),
       ...(args["client-id"] ? { clientId: args["client-id"] } : {}),
       environments: [...opened.values()],
       concurrency,
       ...(loader ? { loadWorkflow: loader.load } : {}),
       onEvent: (e) => {
         if (e.type === "connected") log(`connected (${[...opened.values()].map(describeEnv).join(", ")})`);
-        else if (e.type === "disconnected") log(`disconnected; retrying in ${e.retryInMs} ms`);
-        else if (e.type === "error" && e.code === ENV_MISMATCH_CODE) log(`not every environment here fits the run (${e.code}):\n  ${e.message.split("\n").join("\n  ")}`);
+        else if (e.type === "disconnected") log(`disconnected (${e.reason}); retrying in ${e.retryInMs} ms`);
+        else if (e.type === "fatal") {
+          log(`${e.code}: ${e.message}`);
+          fatal(e.code);
+        } else if (e.type === "error" && e.code === ENV_MISMATCH_CODE) log(`not every environment here fits the run (${e.code}):\n  ${e.message.split("\n").join("\n  ")}`);
         else if (e.type === "error") log(`${e.code}: ${e.message}`);
       },
     });
     const reloader = args.watch ? reloadLocalPlugins({ sources, opened, client, log }) : null;
-    await client.start();
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const ended = new Promise<NodeJS.Signals | "fatal">((resolve) => {
+      fatal = () => resolve("fatal");
       process.once("SIGINT", () => resolve("SIGINT"));
       process.once("SIGTERM", () => resolve("SIGTERM"));
     });
-    log(`${signal}: stopping`);
+    // A refusal ends `ended` too (through onEvent); start() rejecting says nothing more.
+    client.start().catch(() => undefined);
+    const signal = await ended;
+    if (signal !== "fatal") log(`${signal}: stopping`);
     const retired = reloader?.close();
     loader?.close();
     await client.stop();
     await retired;
     await Promise.all([...opened.values()].map((o) => o.runtime.close()));
-    return EXIT.interrupted;
+    return signal === "fatal" ? EXIT.failure : EXIT.interrupted;
   },
 };
 

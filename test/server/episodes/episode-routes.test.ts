@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildTestServer } from "../helpers/build-test-server.ts";
+import { ADMIN_AUTH, buildTestServer, CLIENT_AUTH } from "../helpers/build-test-server.ts";
 import { scriptedEngine } from "../helpers/scripted-engine.ts";
 
 const apps: FastifyInstance[] = [];
@@ -8,13 +8,13 @@ afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
 
-async function setup(opts: { adminToken?: string } = {}) {
+async function setup() {
   let clock = 1_000_000;
-  const app = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"]) }, { now: () => clock, ...opts });
+  const app = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"]) }, { now: () => clock });
   apps.push(app);
-  const headers = opts.adminToken === undefined ? {} : { authorization: `Bearer ${opts.adminToken}` };
-  const post = (url: string, payload: unknown = {}) => app.inject({ method: "POST", url, headers, payload: payload as Record<string, unknown> });
-  const get = (url: string) => app.inject({ method: "GET", url, headers });
+  // Running episodes takes a client token; reading them back, the admin token.
+  const post = (url: string, payload: unknown = {}) => app.inject({ method: "POST", url, headers: CLIENT_AUTH, payload: payload as Record<string, unknown> });
+  const get = (url: string) => app.inject({ method: "GET", url, headers: url === "/v1/server/status" ? CLIENT_AUTH : ADMIN_AUTH });
   return { app, post, get, tick: (ms: number) => (clock += ms) };
 }
 
@@ -69,12 +69,17 @@ describe("episode routes", () => {
     expect((await get("/v1/episodes?state=claimed")).json().episodes).toEqual([]);
   });
 
-  it("requires the admin token when one is set", async () => {
-    const { app } = await setup({ adminToken: "admin" });
-    const res = await app.inject({ method: "POST", url: "/v1/episodes", payload: REGISTER });
-    expect(res.statusCode).toBe(401);
-    const ok = await app.inject({ method: "POST", url: "/v1/episodes", headers: { authorization: "Bearer admin" }, payload: REGISTER });
-    expect(ok.statusCode).toBe(201);
+  it("needs a token: none or a wrong one is 401, a client token on an admin route 403", async () => {
+    const { app } = await setup();
+    const none = await app.inject({ method: "POST", url: "/v1/episodes", payload: REGISTER });
+    expect(none.statusCode).toBe(401);
+    expect(none.json().error.code).toBe("AJ_ERR_AUTH_MISSING");
+    const wrong = await app.inject({ method: "POST", url: "/v1/episodes", headers: { authorization: "Bearer not-a-token" }, payload: REGISTER });
+    expect(wrong.json().error.code).toBe("AJ_ERR_AUTH_INVALID");
+    expect((await app.inject({ method: "POST", url: "/v1/episodes", headers: ADMIN_AUTH, payload: REGISTER })).statusCode).toBe(201);
+    const forbidden = await app.inject({ method: "GET", url: "/v1/episodes/e1", headers: CLIENT_AUTH });
+    expect(forbidden.statusCode).toBe(403);
+    expect(forbidden.json().error.code).toBe("AJ_ERR_AUTH_FORBIDDEN");
     expect((await app.inject({ method: "GET", url: "/v1/models" })).statusCode).toBe(200);
   });
 });

@@ -13,10 +13,15 @@ export function testConfig(overrides: Record<string, unknown> = {}): RunConfig {
   });
 }
 
+/** The control-plane tokens of `buildTestServer`. */
+export const TEST_TOKENS = { adminToken: "test-admin-token-0123456789", clientTokens: ["test-client-token-0123456789"] } as const;
+export const ADMIN_AUTH = { authorization: `Bearer ${TEST_TOKENS.adminToken}` } as const;
+export const CLIENT_AUTH = { authorization: `Bearer ${TEST_TOKENS.clientTokens[0]}` } as const;
+
 /** A server on an in-memory database with the given engines (no socket; use `inject` or `listen`). */
 export async function buildTestServer(
   engines: Record<string, Engine>,
   opts: Partial<BuildServerOptions> = {},
 ): Promise<FastifyInstance> {
-  return buildServer({ config: testConfig(), dbPath: ":memory:", keySecret: "test-secret", reclaimTimer: false, engines, ...opts });
+  return buildServer({ config: testConfig(), dbPath: ":memory:", keySecret: "test-secret", reclaimTimer: false, engines, auth: TEST_TOKENS, ...opts });
 }

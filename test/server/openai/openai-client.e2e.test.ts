@@ -95,7 +95,11 @@ describe("the official openai client against a real socket", () => {
     const r4 = await client.chat.completions.create({ model: "main", messages: [...messages.slice(0, -1), { role: "user", content: [{ type: "text", text: "Thanks" }] }], tools: TOOLS });
     expect(r4.choices[0]!.message.content).toBe("You are welcome.");
 
-    const end = await fetch(`${baseURL}/episodes/ep-client/end`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ rewards: { solver: 1 } }) });
+    const end = await fetch(`${baseURL}/episodes/ep-client/end`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${app.agentjet.auth.clientTokens[0]}` },
+      body: JSON.stringify({ rewards: { solver: 1 } }),
+    });
     expect(end.status).toBe(200);
 
     const db = new Database(join(runDir, "run.db"), { readonly: true });
