@@ -39,10 +39,12 @@ class Server:
     ``stop()`` sends SIGTERM; ``start()`` again reuses the same port and run directory (a restart).
     """
 
-    def __init__(self, config: Mapping[str, Any], *, command: str = "serve", extra_args: Optional[List[str]] = None, env: Optional[Mapping[str, str]] = None) -> None:
+    def __init__(self, config: Optional[Mapping[str, Any]], *, command: str = "serve", extra_args: Optional[List[str]] = None, env: Optional[Mapping[str, str]] = None) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="agentjet-pysdk-"))
-        self.config_path = self.dir / "config.yaml"
-        self.config_path.write_text(json.dumps(config))  # JSON is YAML
+        self.config_path: Optional[Path] = None
+        if config is not None:
+            self.config_path = self.dir / "config.yaml"
+            self.config_path.write_text(json.dumps(config))  # JSON is YAML
         self.run_dir = self.dir / "run"
         self.command = command
         self.extra_args = extra_args or []
@@ -55,7 +57,7 @@ class Server:
         self._pump_thread = threading.Thread()
 
     def start(self) -> "Server":
-        config = ["--config", str(self.config_path)] if self.command == "serve" else [str(self.config_path)]
+        config = [] if self.config_path is None else ["--config", str(self.config_path)] if self.command == "serve" else [str(self.config_path)]
         args = [NODE, str(REPO / "bin" / "agentjet.js"), self.command, *config, "--port", str(self.port), "--run-dir", str(self.run_dir), *self.extra_args]
         self.proc = subprocess.Popen(args, cwd=str(self.dir), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self._lines = queue.Queue()
@@ -122,8 +124,11 @@ def _address(line: str) -> Optional[str]:
         return None
     if not isinstance(entry, dict):
         return None
-    if isinstance(entry.get("address"), str) and "listening" in str(entry.get("msg", "")):
+    msg = str(entry.get("msg", ""))
+    if isinstance(entry.get("address"), str) and "listening" in msg:
         return str(entry["address"])  # agentjet serve
+    if msg.startswith("Server listening at http"):
+        return msg.split()[-1]  # fastify's own line
     message = str(entry.get("message", ""))
     if entry.get("type") == "log" and message.startswith("server http"):
         return message.split()[1].rsplit("/v1", 1)[0]  # agentjet train --json: "server http://host:port/v1, ..."

@@ -54,12 +54,22 @@ def _connection_failure(err: BaseException) -> bool:
 class Transport:
     """One server (``url``) and one token. Thread-safe: every request opens its own connection."""
 
-    def __init__(self, url: str, token: Optional[str], *, timeout_s: float, retry: Retry, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: Optional[str],
+        *,
+        timeout_s: float,
+        retry: Retry,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.url = url.rstrip("/")
         self.token = token
         self.timeout_s = timeout_s
         self.retry = retry
         self._sleep = sleep
+        self._clock = clock
 
     def request(self, method: str, path: str, body: Optional[Mapping[str, Any]] = None, *, idempotent: bool = True, retry: Optional[Retry] = None) -> Any:
         """Sends one request and returns the parsed JSON answer; raises ``APIStatusError`` or ``APIConnectionError``."""
@@ -72,7 +82,7 @@ class Transport:
             headers["content-type"] = "application/json"
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
-        start = time.monotonic()
+        start = self._clock()
         wait = policy.initial_s
         attempt = 0
         while True:
@@ -88,13 +98,14 @@ class Transport:
                 if not _connection_failure(err):
                     raise
                 retriable = idempotent or _refused(err)
-                elapsed = time.monotonic() - start
-                if not retriable or elapsed + wait > policy.total_s:
+                elapsed = self._clock() - start
+                pause = wait * random.uniform(0.8, 1.2)
+                if not retriable or elapsed + pause > policy.total_s:
                     why = getattr(err, "reason", err)
                     raise APIConnectionError(
                         f"{method} {url}: cannot reach the agentjet server after {attempt} attempt(s) in {elapsed:.1f} s: {why}", url
                     ) from err
-                self._sleep(wait * random.uniform(0.8, 1.2))
+                self._sleep(pause)
                 wait = min(wait * 2, policy.max_s)
 
 
