@@ -135,8 +135,14 @@ export const BatchingSchema = z.object({
 });
 
 export const MergingSchema = z.object({
-  match: z.enum(["text", "token"]).default("text").describe("How a call is found to extend an earlier one: by rendered text or by token ids"),
-  ignoreTools: z.boolean().default(true).describe("Tool definitions in a call do not stop it merging with the previous one"),
+  match: z
+    .enum(["text", "token"])
+    .default("text")
+    .describe("How a call is found to extend an earlier one: by rendered text (then confirmed by token ids) or by token ids"),
+  ignoreTools: z
+    .boolean()
+    .default(true)
+    .describe("Compare tool definitions as canonical JSON (key order ignored) instead of as sent; differing definitions always start a new sample"),
   overflow: z.enum(["drop", "keep"]).default("drop").describe("What to do with calls that overflowed the context"),
   prefixTree: z.boolean().default(false).describe("Pack diverging timelines' shared prefix once"),
 });

@@ -4,7 +4,11 @@ import type { CallRecord } from "../tracker/call-record.ts";
 export interface MergeOptions {
   /** Compare messages by canonical `text` or by token `ids`. */
   match: "text" | "token";
-  /** When true, differing tool definitions do not break a match. */
+  /**
+   * How tool definitions are compared. Definitions that differ always start a new sample (earlier
+   * outputs were generated under the tools they saw); `true` compares them as canonical JSON (key order
+   * and formatting ignored), `false` exactly as sent.
+   */
   ignoreTools: boolean;
   /** `drop`: an overflowed call is left out (counted); `keep`: merged like any other call. */
   overflow: "drop" | "keep";
@@ -29,7 +33,10 @@ export interface MergeStats {
   overflowDropped: number;
   /** Calls left out because they generated nothing (nothing to learn; an overflow usually). */
   emptyDropped: number;
-  /** Text matches whose context ids differed from the earlier call's generated ids. */
+  /**
+   * Calls whose context matched a later call's by text but not by the served token ids (a re-tokenized
+   * message, equal text generated as different ids): they start their own sample instead of merging.
+   */
   retokenizedSpans: number;
   /** Tokens the engine would process with one sample per call. */
   unmergedTokens: number;
@@ -46,6 +53,8 @@ export interface MergeResult {
  * context plus output is a message-wise prefix of its own context; the absorbed call's generated ids and
  * log-probs fill its span. A call nothing absorbs starts its own timeline. A call that generated nothing
  * is counted and left out: it has nothing to learn, and an overflowed context is too long to train on.
+ * Whatever `match` says, a merge never changes a trained token's context: an absorbed call's prompt and
+ * output are, id for id, a prefix of the timeline, and its tool definitions are the timeline's.
  */
 export function mergeTimelines(calls: readonly CallRecord[], options: MergeOptions): MergeResult {
   const ordered = [...calls].sort((a, b) => a.seq - b.seq);
@@ -69,6 +78,7 @@ export function mergeTimelines(calls: readonly CallRecord[], options: MergeOptio
   }
 
   const absorbed = new Set<number>();
+  const retokenized = new Set<number>();
   const timelines: MergedTimeline[] = [];
   for (let r = live.length - 1; r >= 0; r--) {
     if (absorbed.has(r)) continue;
@@ -78,16 +88,20 @@ export function mergeTimelines(calls: readonly CallRecord[], options: MergeOptio
       if (absorbed.has(i)) continue;
       const older = live[i]!;
       const at = older.segments.length;
-      if (spans.has(at) || !isPrefixTimeline(older, root, options)) continue;
+      if (spans.has(at)) continue;
+      const m = matchPrefix(older, root, options);
+      if (m === "retokenized") retokenized.add(i);
+      if (m !== "prefix") continue;
       spans.set(at, older);
       absorbed.add(i);
     }
-    const t = buildTimeline(root, spans, stats);
+    const t = buildTimeline(root, spans);
     timelines.push(t);
     stats.mergedTokens += t.tokenIds.length;
   }
   timelines.reverse();
   stats.timelines = timelines.length;
+  for (const i of retokenized) if (!absorbed.has(i)) stats.retokenizedSpans++;
   return { timelines, stats };
 }
 
@@ -129,26 +143,35 @@ function promptLength(c: CallRecord): number {
   return n;
 }
 
-function isPrefixTimeline(older: CallRecord, root: CallRecord, options: MergeOptions): boolean {
+/**
+ * Whether `older`'s prompt + output is a prefix of `root`'s context. Text matching compares messages by
+ * text first and then confirms the ids: a text match over different ids ("retokenized") is no match,
+ * since its tokens would train in a context no call was served.
+ */
+function matchPrefix(older: CallRecord, root: CallRecord, options: MergeOptions): "prefix" | "retokenized" | "none" {
   const n = older.segments.length;
-  if (root.segments.length <= n) return false;
-  if (!options.ignoreTools && !sameJson(older.tools, root.tools)) return false;
-  for (let k = 0; k < n; k++) {
-    if (!sameSegment(older.segments[k]!, root.segments[k]!, options.match)) return false;
-  }
+  if (root.segments.length <= n) return "none";
+  if (!sameTools(older.tools, root.tools, options.ignoreTools)) return "none";
   const reply = root.segments[n]!;
-  if (reply.role !== "assistant") return false;
-  if (options.match === "text") return reply.text === older.outputText;
-  return startsWith(reply.ids, older.headerIds, 0) && startsWith(reply.ids, older.outputIds, older.headerIds.length);
+  if (reply.role !== "assistant") return "none";
+  let textOnly = false;
+  for (let k = 0; k < n; k++) {
+    const a = older.segments[k]!;
+    const b = root.segments[k]!;
+    if (a === b) continue;
+    if (a.role !== b.role) return "none";
+    if (options.match === "text") {
+      if (a.text !== b.text) return "none";
+      if (!equalIds(a.ids, b.ids)) textOnly = true;
+    } else if (!equalIds(a.ids, b.ids)) return "none";
+  }
+  if (options.match === "text" && reply.text !== older.outputText) return "none";
+  const exact = startsWith(reply.ids, older.headerIds, 0) && startsWith(reply.ids, older.outputIds, older.headerIds.length);
+  if (textOnly || !exact) return options.match === "text" ? "retokenized" : "none";
+  return "prefix";
 }
 
-function sameSegment(a: PromptSegment, b: PromptSegment, match: MergeOptions["match"]): boolean {
-  if (a === b) return true;
-  if (a.role !== b.role) return false;
-  return match === "text" ? a.text === b.text : equalIds(a.ids, b.ids);
-}
-
-function buildTimeline(root: CallRecord, spans: ReadonlyMap<number, CallRecord>, stats: MergeStats): MergedTimeline {
+function buildTimeline(root: CallRecord, spans: ReadonlyMap<number, CallRecord>): MergedTimeline {
   const t: MergedTimeline = {
     episodeId: root.episodeId,
     agentId: root.agentId,
@@ -165,12 +188,10 @@ function buildTimeline(root: CallRecord, spans: ReadonlyMap<number, CallRecord>,
       pushContext(t, seg.ids);
       return;
     }
+    // matchPrefix confirmed seg.ids = gen's header + output + the template's text after it.
     pushContext(t, gen.headerIds);
     pushGenerated(t, gen);
-    const genLength = gen.headerIds.length + gen.outputIds.length;
-    const exact = startsWith(seg.ids, gen.headerIds, 0) && startsWith(seg.ids, gen.outputIds, gen.headerIds.length);
-    if (exact) pushContext(t, seg.ids.slice(genLength));
-    else stats.retokenizedSpans++;
+    pushContext(t, seg.ids.slice(gen.headerIds.length + gen.outputIds.length));
   });
   pushContext(t, root.headerIds);
   pushGenerated(t, root);
@@ -206,6 +227,18 @@ function equalIds(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && startsWith(a, b, 0);
 }
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b);
+function sameTools(x: unknown[] | null, y: unknown[] | null, canonical: boolean): boolean {
+  const a = x && x.length > 0 ? x : null;
+  const b = y && y.length > 0 ? y : null;
+  if (a === b) return true;
+  return canonical ? canonicalJson(a) === canonicalJson(b) : JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** JSON with object keys sorted, so that equal definitions sent in another key order compare equal. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : v,
+  );
 }

@@ -19,7 +19,7 @@ function stepArb(kinds: readonly StepKind[]): fc.Arbitrary<ScriptStep> {
   });
 }
 
-const EDITS: StepKind[] = ["retry", "truncate", "edit", "strip", "overflow"];
+const EDITS: StepKind[] = ["retry", "truncate", "edit", "strip", "overflow", "duplicate"];
 const episodes = (kinds: readonly StepKind[]) => fc.array(stepArb(kinds), { minLength: 1, maxLength: 14 });
 
 function check(steps: ScriptStep[], opts: MergeOptions): void {
@@ -48,16 +48,13 @@ describe("timeline merging keeps what the loss sees", () => {
     );
   });
 
-  it("text matching: any history; tool changes too when they break the match", () => {
+  // Regression (issue 18, items 6 and 7): text matching with tool changes and repeated generations.
+  it("text matching: any history (tools and repeated generations too), ignoreTools or not", () => {
     fc.assert(
-      fc.property(episodes(EDITS), fc.constantFrom("drop", "keep"), (steps, overflow) =>
-        check(steps, { match: "text", ignoreTools: true, overflow }),
+      fc.property(episodes([...EDITS, "tools"]), fc.boolean(), fc.constantFrom("drop", "keep"), (steps, ignoreTools, overflow) =>
+        check(steps, { match: "text", ignoreTools, overflow }),
       ),
-      { numRuns: 150 },
-    );
-    fc.assert(
-      fc.property(episodes([...EDITS, "tools"]), (steps) => check(steps, { match: "text", ignoreTools: false, overflow: "drop" })),
-      { numRuns: 100 },
+      { numRuns: 200 },
     );
   });
 

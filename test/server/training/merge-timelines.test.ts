@@ -53,24 +53,51 @@ describe("mergeTimelines", () => {
     expect(lossTriples(timelines)).toEqual(lossTriples(calls.map(unmergedSequence)));
   });
 
-  it("breaks a match on changed tools only when ignoreTools is false", () => {
+  // Regression (issue 18, item 6): with text matching and ignoreTools, a changed tool list merged and
+  // earlier outputs trained under a tools block they never saw.
+  it("starts a new sample when the tool definitions change, whatever match and ignoreTools say", () => {
     const calls = recordEpisode([step("a", "ok", { kind: "tools" }), step("b", "ok", { kind: "tools" })], ep);
-    expect(mergeTimelines(calls, { ...TOKEN, ignoreTools: false }).timelines).toHaveLength(2);
-    // The tools block renders into the system message, so token matching sees the change as well.
-    expect(mergeTimelines(calls, { ...TOKEN, ignoreTools: true }).timelines).toHaveLength(2);
-    // Text matching compares the message text, which the tools block is not part of.
-    expect(mergeTimelines(calls, { ...TEXT, ignoreTools: true }).timelines).toHaveLength(1);
+    for (const opts of [TEXT, TOKEN, { ...TEXT, ignoreTools: false }, { ...TOKEN, ignoreTools: false }]) {
+      const { timelines } = mergeTimelines(calls, opts);
+      expect(timelines).toHaveLength(2);
+      expect(lossTriples(timelines)).toEqual(lossTriples(calls.map(unmergedSequence)));
+    }
   });
 
-  it("matches re-tokenized assistant text by text but not by tokens", () => {
+  it("ignoreTools compares equal definitions sent in another key order as equal", () => {
+    const calls = recordEpisode([step("a"), step("b")], ep);
+    const a = structuredClone(calls);
+    a[0]!.tools = [{ name: "search", parameters: { type: "object", properties: {} } }];
+    a[1]!.tools = [{ parameters: { properties: {}, type: "object" }, name: "search" }];
+    expect(mergeTimelines(a, TEXT).timelines).toHaveLength(1);
+    expect(mergeTimelines(a, { ...TEXT, ignoreTools: false }).timelines).toHaveLength(2);
+  });
+
+  // Regression (issue 18, item 7): equal text under different ids made text matching train one call's
+  // ids in the other's place and drop the template's newline.
+  it("never trains a re-tokenized span: a text match over different ids starts a new sample", () => {
     const calls = recordEpisode([step("ab"), step("cd")], ep);
     const seg = calls[1]!.segments[2]!;
     const forged = structuredClone(calls);
     forged[1]!.segments[2] = { ...seg, ids: [...seg.ids.slice(0, 3), 99, ...seg.ids.slice(4)] };
     const text = mergeTimelines(forged, TEXT);
-    expect(text.timelines).toHaveLength(1);
+    expect(text.timelines).toHaveLength(2);
     expect(text.stats.retokenizedSpans).toBe(1);
+    expect(lossTriples(text.timelines)).toEqual(lossTriples(forged.map(unmergedSequence)));
     expect(mergeTimelines(forged, TOKEN).timelines).toHaveLength(2);
+  });
+
+  it("trains a repeated generation (same text, other ids) only in the context it was served in", () => {
+    const calls = recordEpisode(
+      [step("ab"), step("xy", "ok", { kind: "duplicate" }), step("cd")],
+      ep,
+    );
+    expect(calls[1]!.outputText).toBe(calls[0]!.outputText);
+    for (const opts of [TEXT, TOKEN]) {
+      const { timelines } = mergeTimelines(calls, opts);
+      expect(lossTriples(timelines)).toEqual(lossTriples(calls.map(unmergedSequence)));
+    }
+    expect(mergeTimelines(calls, TEXT).stats.retokenizedSpans).toBe(1);
   });
 
   it("drops or keeps overflowed calls as configured, counting them", () => {

@@ -7,7 +7,7 @@ import type { CallRecord } from "../../../../server/tracker/call-record.ts";
  * embedded tokenizer, an assistant message that repeats an earlier generation is spliced with that
  * generation's exact ids, and the "model" output is the script's.
  */
-export type StepKind = "append" | "retry" | "truncate" | "edit" | "strip" | "tools" | "overflow";
+export type StepKind = "append" | "retry" | "truncate" | "edit" | "strip" | "tools" | "overflow" | "duplicate";
 
 export interface ScriptStep {
   kind: StepKind;
@@ -43,6 +43,7 @@ export function recordEpisode(steps: readonly ScriptStep[], opts: RecordOptions)
   let lastCallMessages: ChatTurnMessage[] | null = null;
   let tools: ToolDefinition[] | null = null;
   let version = opts.firstVersion ?? 0;
+  let lastText: string | null = null;
   const calls: CallRecord[] = [];
   steps.forEach((step, seq) => {
     messages = applyEdit(step, messages, lastCallMessages);
@@ -51,7 +52,9 @@ export function recordEpisode(steps: readonly ScriptStep[], opts: RecordOptions)
     const rendered = tok.renderChat(messages, tools ? { tools, generated } : { generated });
     const overflow = step.kind === "overflow";
     const outputIds = overflow ? [] : [...step.out, ...(step.stop ? [EMBEDDED_IDS.imEnd] : [])];
-    const outputText = overflow ? "" : tok.decode(step.out);
+    // "duplicate": the same text as the previous generation under other ids (a repeated tool call under
+    // BPE); the splice map then holds the newer ids for both messages of that text.
+    const outputText = overflow ? "" : step.kind === "duplicate" && lastText !== null ? lastText : tok.decode(step.out);
     calls.push({
       callId: `${opts.episodeId}/${opts.agentId}/${seq}`,
       episodeId: opts.episodeId,
@@ -76,6 +79,7 @@ export function recordEpisode(steps: readonly ScriptStep[], opts: RecordOptions)
       return;
     }
     generated.set(outputText, [...rendered.headerIds, ...outputIds]);
+    lastText = outputText;
     messages = [...messages, { role: "assistant", content: outputText }, { role: "user", content: step.reply }];
   });
   return calls;
