@@ -64,7 +64,12 @@ export async function openEnvironment(opts: OpenEnvironmentOptions): Promise<Env
       if (r.kind === "failed") return r;
       return {
         kind: "ok",
-        value: new SupervisedSession(supervisor, r.value, manifest.limits.callTimeoutMs, manifest.reusable),
+        value: new SupervisedSession(supervisor, r.value, {
+          timeoutMs: manifest.limits.callTimeoutMs,
+          reusable: manifest.reusable,
+          reward: manifest.reward,
+          agents: manifest.agents,
+        }),
       };
     },
     async listTasks(split, options) {

@@ -5,6 +5,7 @@ import { openRunDb, type RunDb } from "../db/run-db.ts";
 import { createEngine } from "../engines/create-engine.ts";
 import type { Engine } from "../engines/engine.ts";
 import { createFrozenModel, type FrozenModel } from "../engines/frozen.ts";
+import type { RewardRange } from "../episodes/check-rewards.ts";
 import { createEpisodeStore, type EpisodeStore } from "../episodes/episode-store.ts";
 import { episodeRoutes } from "../episodes/routes.ts";
 import { HttpError, toErrorBody } from "../openai/errors.ts";
@@ -38,6 +39,8 @@ export interface BuildServerOptions {
   now?: () => number;
   /** Run the idle-reclaim timer. Default true. */
   reclaimTimer?: boolean;
+  /** Declared reward ranges by environment name; episode ends outside them are refused (see `EpisodeStoreOptions`). */
+  rewardRanges?: ReadonlyMap<string, RewardRange>;
 }
 
 /** What `buildServer` hangs on the app for in-process users (the scheduler, the training path). */
@@ -85,6 +88,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     ...(keySecret === undefined ? {} : { keySecret }),
     ...(opts.now === undefined ? {} : { now: opts.now }),
     ...(opts.reclaimTimer === undefined ? {} : { reclaimTimer: opts.reclaimTimer }),
+    ...(opts.rewardRanges === undefined ? {} : { rewardRanges: opts.rewardRanges }),
   });
   const deps = opts.fetch === undefined ? {} : { fetch: opts.fetch };
   const policies = new Map<string, PolicyRuntime>();

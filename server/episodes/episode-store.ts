@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { RunDb } from "../db/run-db.ts";
 import type { CallRecord } from "../tracker/call-record.ts";
 import { createTracker, type Tracker } from "../tracker/tracker.ts";
-import { EpisodeExistsError, EpisodeNotFoundError, EpisodeStateError, UnknownBindingError } from "./errors.ts";
+import { checkRewards, type RewardRange } from "./check-rewards.ts";
+import { EpisodeExistsError, EpisodeNotFoundError, EpisodeStateError, InvalidRewardsError, UnknownBindingError } from "./errors.ts";
 import type {
   AbortReason,
   Authorization,
@@ -42,6 +43,11 @@ export interface EpisodeStoreOptions {
   reclaimTimer?: boolean;
   /** Where a throwing event listener's error goes. Default console.error. */
   onListenerError?: (err: unknown) => void;
+  /**
+   * Declared reward ranges by environment name (manifests' `reward`); the owner may add entries as
+   * environments become known. `end` refuses rewards outside them. Default: none (finiteness only).
+   */
+  rewardRanges?: ReadonlyMap<string, RewardRange>;
 }
 
 export interface EpisodeStore {
@@ -50,6 +56,10 @@ export interface EpisodeStore {
   /** Claims the given episode, or the oldest registered one. Keys: one per agent, for this attempt. */
   claim(opts?: { episodeId?: string; clientId?: string }): ClaimResult;
   heartbeat(episodeId: string): Episode;
+  /**
+   * Ends a claimed episode with its rewards. Rewards that break the rule of `checkRewards` abort it as
+   * `protocol` instead (its calls are discarded, listeners hear `aborted`) and throw `InvalidRewardsError`.
+   */
   end(episodeId: string, input: EndEpisodeInput): Episode;
   abort(episodeId: string, reason: AbortReason): Episode;
   get(episodeId: string): Episode | undefined;
@@ -262,6 +272,11 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
     end(episodeId, input) {
       const e = mustGet(episodeId);
       if (e.state !== "claimed") throw new EpisodeStateError(episodeId, e.state, "end");
+      const refused = checkRewards(e, input.rewards, opts.rewardRanges?.get(e.env));
+      if (refused !== null) {
+        store.abort(episodeId, { kind: "protocol", message: refused });
+        throw new InvalidRewardsError(episodeId, refused);
+      }
       const calls = finish(e);
       e.state = "ended";
       e.endedAt = now();

@@ -25,3 +25,13 @@ export class UnknownBindingError extends AgentJetServerError {
     super("AJ_ERR_EPISODE_BINDING", `agent '${agentId}' is bound to '${target}', which is neither a policy nor a frozen model`);
   }
 }
+
+/**
+ * Rewards the server refuses (missing for a trained agent, not finite, outside the environment's
+ * range). The episode is already aborted as a `protocol` failure: it is retried, never trained.
+ */
+export class InvalidRewardsError extends AgentJetServerError {
+  constructor(episodeId: string, reason: string) {
+    super("AJ_ERR_EPISODE_REWARDS", `episode '${episodeId}' was aborted: ${reason}`);
+  }
+}

@@ -3,7 +3,7 @@ import { HttpError } from "../openai/errors.ts";
 import { parseBody } from "../openai/parse-body.ts";
 import type { RegisterEpisodeInput } from "./episode.ts";
 import type { EpisodeStore } from "./episode-store.ts";
-import { EpisodeExistsError, EpisodeNotFoundError, EpisodeStateError, UnknownBindingError } from "./errors.ts";
+import { EpisodeExistsError, EpisodeNotFoundError, EpisodeStateError, InvalidRewardsError, UnknownBindingError } from "./errors.ts";
 import {
   AbortBodySchema,
   ClaimBodySchema,
@@ -15,11 +15,15 @@ import {
   RegisterBodySchema,
 } from "./schemas.ts";
 
-/** Store errors as HTTP: unknown episode 404, a refused transition or a duplicate 409, a bad binding 400. */
+/**
+ * Store errors as HTTP: unknown episode 404, a refused transition or a duplicate 409, a bad binding 400,
+ * refused rewards 422 (the episode is aborted as `protocol`).
+ */
 function toHttp(err: unknown): unknown {
   if (err instanceof EpisodeNotFoundError) return new HttpError(404, err.code, err.message, { cause: err });
   if (err instanceof EpisodeStateError || err instanceof EpisodeExistsError) return new HttpError(409, err.code, err.message, { cause: err });
   if (err instanceof UnknownBindingError) return new HttpError(400, err.code, err.message, { param: "agents", cause: err });
+  if (err instanceof InvalidRewardsError) return new HttpError(422, err.code, err.message, { param: "rewards", cause: err });
   return err;
 }
 

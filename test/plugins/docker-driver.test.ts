@@ -31,6 +31,10 @@ describeDocker("docker driver", () => {
       memory: "oom",
       exit: "crash",
       garbage: "protocol",
+      // Regression (issue 18, items 3 and 4): a reward outside the manifest's [0, 1] and a finished
+      // episode without rewards were accepted as results.
+      "out-of-range": "protocol",
+      "no-rewards": "protocol",
     });
   });
 

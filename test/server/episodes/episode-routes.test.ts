@@ -10,7 +10,10 @@ afterEach(async () => {
 
 async function setup() {
   let clock = 1_000_000;
-  const app = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"]) }, { now: () => clock });
+  const app = await buildTestServer(
+    { main: scriptedEngine(["ok<|im_end|>"]) },
+    { now: () => clock, rewardRanges: new Map([["smoke", { min: 0, max: 1 }]]) },
+  );
   apps.push(app);
   // Running episodes takes a client token; reading them back, the admin token.
   const post = (url: string, payload: unknown = {}) => app.inject({ method: "POST", url, headers: CLIENT_AUTH, payload: payload as Record<string, unknown> });
@@ -45,6 +48,19 @@ describe("episode routes", () => {
     expect((await get("/v1/episodes/e1")).json().episode.state).toBe("ended");
     expect((await get("/v1/episodes/e1/calls")).json().calls).toHaveLength(1);
     expect((await post("/v1/episodes/e1/end", { rewards: {} })).statusCode).toBe(404);
+  });
+
+  // Regression (issue 18, item 3): the end route checked only the rewards' shape.
+  it("end refuses out-of-range or missing rewards with 422 and aborts the episode as protocol", async () => {
+    const { post, get } = await setup();
+    for (const [id, rewards] of [["e1", { solver: 1e6 }], ["e2", {}]] as const) {
+      await post("/v1/episodes", { ...REGISTER, episodeId: id });
+      await post("/v1/episodes/claim", { episodeId: id });
+      const end = await post(`/v1/episodes/${id}/end`, { rewards });
+      expect(end.statusCode).toBe(422);
+      expect(end.json().error).toMatchObject({ code: "AJ_ERR_EPISODE_REWARDS", param: "rewards" });
+      expect((await get(`/v1/episodes/${id}`)).json().episode).toMatchObject({ state: "aborted", abortReason: { kind: "protocol" } });
+    }
   });
 
   it("abort with a reason; refused transitions are 409, unknown episodes 404, bad bodies 400", async () => {

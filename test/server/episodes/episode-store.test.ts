@@ -12,6 +12,7 @@ const opened: Array<{ store: EpisodeStore; db: RunDb }> = [];
 
 function open(db: RunDb = openRunDb(":memory:")): EpisodeStore {
   const store = createEpisodeStore({
+    rewardRanges: new Map([["smoke", { min: 0, max: 1 }]]),
     db,
     keySecret: "s",
     idleTimeoutS: 10,
@@ -87,6 +88,36 @@ describe("episode store", () => {
     expect(store.inFlight()).toEqual([]);
     expect(store.authorize(keys.solver!).kind).toBe("conflict");
     expect(store.get("e1")?.state).toBe("ended");
+  });
+
+  // Regression (issue 18, items 3 and 4): ends with a reward of 1e6 for a [0, 1] environment, or with
+  // no reward for a trained agent, were stored as ended and went to the pool.
+  it("refuses rewards outside the declared range, not finite, or missing for a trained agent: aborted as protocol", () => {
+    const store = open();
+    const aborted: Episode[] = [];
+    const ended: Episode[] = [];
+    store.on("aborted", (e) => aborted.push(e));
+    store.on("ended", (e) => ended.push(e));
+    const cases: Array<[string, Record<string, number>, RegExp]> = [
+      ["big", { solver: 1e6 }, /outside smoke's declared range \[0, 1\]/],
+      ["nan", { solver: Number.NaN }, /not a finite number/],
+      ["none", {}, /no reward for 'solver'/],
+      ["frozen-only", { rival: 0.5 }, /no reward for 'solver'/],
+      ["rival-out", { solver: 1, rival: -3 }, /-3 for 'rival' is outside/],
+    ];
+    for (const [id, rewards, why] of cases) {
+      store.register({ episodeId: id, taskId: "t", env: "smoke", agents });
+      claimed(store, id);
+      store.tracker.record(fakeCall(id, "solver", 0));
+      expect(() => store.end(id, { rewards })).toThrow(expect.objectContaining({ code: "AJ_ERR_EPISODE_REWARDS", message: expect.stringMatching(why) }));
+      expect(store.get(id)).toMatchObject({ state: "aborted", abortReason: { kind: "protocol" }, rewards: null });
+    }
+    expect(aborted.map((e) => e.episodeId)).toEqual(cases.map(([id]) => id));
+    expect(ended).toEqual([]);
+    // An environment the server has no range for is checked for finiteness and trained agents only.
+    store.register({ episodeId: "other", taskId: "t", env: "elsewhere", agents });
+    claimed(store, "other");
+    expect(store.end("other", { rewards: { solver: 7 } }).state).toBe("ended");
   });
 
   it("refuses transitions the state machine does not have", () => {
