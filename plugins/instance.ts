@@ -10,6 +10,11 @@ export type HostOp = HostRequest["op"];
 export interface Instance {
   readonly alive: boolean;
   call(op: HostOp, params: unknown, timeoutMs: number): Promise<Outcome<unknown>>;
+  /**
+   * Confirms the instance can serve an episode (the supervisor asks before every handout of an idle
+   * one): it answers a `ping`, and whatever the sandbox can tell directly (a docker container's state).
+   */
+  probe(timeoutMs: number): Promise<Outcome<unknown>>;
   dispose(): Promise<void>;
 }
 

@@ -15,7 +15,9 @@ export interface SupervisorOptions {
 /**
  * Keeps a pool of instances of one environment: hands them out, takes them back, retires the failed
  * ones (counting the failure) and starts replacements so that `warm` instances stay ready. Idle
- * instances are pinged every `healthIntervalMs`; one that does not answer is replaced.
+ * instances are pinged every `healthIntervalMs`; one that does not answer is replaced. An idle instance
+ * is probed again just before it is handed out, so a warm instance killed in between never reaches an
+ * episode (nor costs it a retry).
  */
 export class Supervisor {
   readonly #o: SupervisorOptions;
@@ -62,11 +64,13 @@ export class Supervisor {
       if (this.#closed) throw new RuntimeClosedError();
       const idle = this.#idle.pop();
       if (idle) {
-        if (idle.alive) {
+        const probed = idle.alive ? await idle.probe(this.#o.callTimeoutMs) : failed("crash", "an idle instance died");
+        if (probed.kind === "ok" && !this.#closed) {
           void this.fill();
           return { kind: "ok", value: idle };
         }
-        this.fail(idle, { kind: "crash", message: "an idle instance died" });
+        if (probed.kind === "ok") this.#retire(idle);
+        else this.fail(idle, probed.failure);
         continue;
       }
       if (this.#live < this.#o.maxInstances) {

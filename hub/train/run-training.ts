@@ -83,7 +83,8 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunResult> {
   try {
     const auth = resolveAuthTokens({ auth: config.server.auth, runDir, host: config.server.host });
     log("info", describeTokens(auth));
-    const app = await buildServer({ config, runDir, auth });
+    const rewardRanges = new Map(envs.map((e) => [e.name, e.runtime.manifest.reward]));
+    const app = await buildServer({ config, runDir, auth, rewardRanges });
     cleanups.push(() => closeServer(app));
     const engines = new Map<string, Engine>([...app.agentjet.policies].map(([name, p]) => [name, p.engine]));
     if (resumed) {

@@ -4,6 +4,7 @@ import { failed, failedWith } from "../outcome.ts";
 import { parseReply } from "../parse-reply.ts";
 import type { Failure, Outcome } from "../runtime.ts";
 import { watchExit } from "./container-exit.ts";
+import { probeContainer } from "./probe-container.ts";
 import { INTERNAL_NETWORK } from "./network.ts";
 
 /**
@@ -30,6 +31,15 @@ export class HttpChannel implements Instance {
 
   get alive(): boolean {
     return this.#alive;
+  }
+
+  async probe(timeoutMs: number): Promise<Outcome<unknown>> {
+    const running = await probeContainer(this.container);
+    if (running.kind === "failed") {
+      this.#alive = false;
+      return running;
+    }
+    return this.call("ping", {}, timeoutMs);
   }
 
   async waitReady(timeoutMs: number): Promise<Outcome<unknown>> {

@@ -6,6 +6,7 @@ import { failed, failedWith } from "../outcome.ts";
 import { parseReply } from "../parse-reply.ts";
 import type { Failure, Outcome } from "../runtime.ts";
 import { watchExit } from "./container-exit.ts";
+import { probeContainer } from "./probe-container.ts";
 
 const STDERR_KEPT = 2_000;
 
@@ -44,6 +45,15 @@ export class StdioChannel implements Instance {
 
   get alive(): boolean {
     return this.#alive;
+  }
+
+  async probe(timeoutMs: number): Promise<Outcome<unknown>> {
+    const running = await probeContainer(this.container);
+    if (running.kind === "failed") {
+      this.#alive = false;
+      return running;
+    }
+    return this.call("ping", {}, timeoutMs);
   }
 
   waitReady(timeoutMs: number): Promise<Outcome<unknown>> {

@@ -66,6 +66,10 @@ class VmInstance implements Instance {
     return this.#alive;
   }
 
+  probe(timeoutMs: number): Promise<Outcome<unknown>> {
+    return this.call("ping", {}, timeoutMs);
+  }
+
   call(op: HostOp, params: unknown, timeoutMs: number): Promise<Outcome<unknown>> {
     if (!this.#alive) return Promise.resolve(failed("crash", "the instance is gone"));
     const id = this.#nextId++;
