@@ -1,8 +1,12 @@
 import type { Manifest } from "../sdk/env/manifest.ts";
+import type { EnvironmentFailureKind } from "../sdk/failure-kinds.ts";
 import type { GenerateTasksRequest, ResetRequest, SolveRequest, StepRequest, Task, Turn } from "../sdk/env/protocol.ts";
 
-/** Why an environment instance failed. An infrastructure failure: the episode is retried, never scored. */
-export type FailureKind = "crash" | "timeout" | "oom" | "protocol" | "start-failed";
+/**
+ * Why an environment instance failed (the sandbox's part of `sdk/failure-kinds.ts`). An infrastructure
+ * failure: the episode is retried, never scored.
+ */
+export type FailureKind = EnvironmentFailureKind;
 
 export interface Failure {
   kind: FailureKind;

@@ -1,3 +1,4 @@
+import { ENVIRONMENT_FAILURE_KINDS } from "../sdk/failure-kinds.ts";
 import type { Driver, HostOp, Instance } from "./instance.ts";
 import { failed } from "./outcome.ts";
 import { RuntimeClosedError } from "./errors.ts";
@@ -33,7 +34,7 @@ export class Supervisor {
   #closed = false;
   /** Starts and disposals in flight, which close() waits for so that no sandbox outlives the runtime. */
   readonly #inFlight = new Set<Promise<unknown>>();
-  readonly #failures: Record<FailureKind, number> = { crash: 0, timeout: 0, oom: 0, protocol: 0, "start-failed": 0 };
+  readonly #failures = Object.fromEntries(ENVIRONMENT_FAILURE_KINDS.map((k) => [k, 0])) as Record<FailureKind, number>;
   readonly #health: NodeJS.Timeout;
 
   constructor(options: SupervisorOptions) {

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ENVIRONMENT_FAILURE_KINDS, FAILURE_KINDS, isFailureKind } from "../../sdk/failure-kinds.ts";
 import type { EvalEvent, RunEvent, StepEvent } from "../train/events.ts";
 import { type LineChart, type Point, renderChartSvg } from "./plots.ts";
 import { readMetrics } from "./read-metrics.ts";
@@ -53,7 +54,7 @@ function chartsFor(steps: readonly StepEvent[], evals: readonly EvalEvent[]): Re
     }
     for (const [role, m] of Object.entries(s.perRole ?? {})) roleSuccess.push({ x: s.step, y: m.success, series: role });
     for (const [name, m] of Object.entries(s.perPolicy)) policy.push({ x: s.step, y: m.meanReward, series: name });
-    const kinds = new Set(["crash", "timeout", "oom", "protocol", "start-failed", ...Object.keys(s.failures)]);
+    const kinds = new Set([...ENVIRONMENT_FAILURE_KINDS, ...Object.keys(s.failures)]);
     for (const k of kinds) failures.push({ x: s.step, y: s.failures[k] ?? 0, series: k });
     tokens.push({ x: s.step, y: s.merging.callTokens, series: "unmerged (per call)" });
     tokens.push({ x: s.step, y: s.merging.sampleTokens, series: "merged samples" });
@@ -122,7 +123,7 @@ function renderHtml(
     )
     .join("");
   const failRows = Object.entries(summary.failures)
-    .map(([k, n]) => `<tr><td>${esc(k)}</td><td>${n}</td></tr>`)
+    .map(([k, n]) => `<tr><td>${esc(k)}</td><td>${n}</td><td style="text-align:left">${esc(isFailureKind(k) ? FAILURE_KINDS[k] : "")}</td></tr>`)
     .join("");
   const t = summary.tokenSavings;
   const charts = svgs
@@ -143,7 +144,7 @@ td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:right}th{background:
 <h2>Evaluation</h2>
 ${evalRows ? `<table><tr><th>step</th><th>environment</th><th>split</th><th>episodes</th><th>mean reward</th><th>success</th></tr>${evalRows}</table>` : "<p>No evaluation in this run.</p>"}
 <h2>Failures</h2>
-${failRows ? `<table><tr><th>kind</th><th>episodes</th></tr>${failRows}</table>` : "<p>No infrastructure failures.</p>"}
+${failRows ? `<table><tr><th>kind</th><th>episodes</th><th>cause</th></tr>${failRows}</table>` : "<p>No infrastructure failures.</p>"}
 <h2>Curves</h2>
 ${charts}
 </body></html>

@@ -134,12 +134,21 @@ export class Dispatcher {
     this.#retryOrFail(slot, reason, episodeId, clientId);
   }
 
-  /** The store reclaimed an idle episode on its own (or abandoned it): tell the client, retry elsewhere. */
-  reclaimed(episodeId: string): void {
+  /**
+   * The store gave an episode up on its own: tell the client, retry elsewhere. The reason names what
+   * happened: a drain timeout (`abandoned`), an idle claim of a client that is gone (`client-lost`), or
+   * one whose client is still connected (`reclaimed`). None of them is an environment timeout.
+   */
+  reclaimed(episodeId: string, kind: "reclaimed" | "abandoned"): void {
     const slot = this.#byEpisode.get(episodeId);
     if (!slot || slot.state !== "running") return;
     const clientId = slot.client?.id ?? null;
-    const reason: AbortReason = { kind: "timeout", message: "reclaimed by the server after idling" };
+    const reason: AbortReason =
+      kind === "abandoned"
+        ? { kind: "abandoned", message: "abandoned by the server: a weight update's drain timed out" }
+        : slot.client?.link
+          ? { kind: "reclaimed", message: "reclaimed by the server: no chat call or heartbeat within server.idleTimeoutS" }
+          : { kind: "client-lost", message: `client '${clientId}' disconnected; the server reclaimed its idle claim` };
     slot.client?.link?.send({ type: "cancel", episodeId, reason: reason.message });
     void this.#safeAbort(episodeId, reason);
     this.#release(slot);
@@ -152,7 +161,7 @@ export class Dispatcher {
   cancel(slot: Slot, why: string): void {
     const link = slot.client?.link;
     if (link && slot.episodeId) link.send({ type: "cancel", episodeId: slot.episodeId, reason: why });
-    if (slot.episodeId) void this.#safeAbort(slot.episodeId, { kind: "client-lost", message: why });
+    if (slot.episodeId) void this.#safeAbort(slot.episodeId, { kind: "group-failed", message: why });
     this.#release(slot);
   }
 
@@ -160,7 +169,7 @@ export class Dispatcher {
   async abortAll(message: string): Promise<void> {
     const aborts: Array<Promise<void>> = [];
     for (const slot of this.#byEpisode.values()) {
-      if (slot.episodeId) aborts.push(this.#safeAbort(slot.episodeId, { kind: "client-lost", message }));
+      if (slot.episodeId) aborts.push(this.#safeAbort(slot.episodeId, { kind: "cancelled", message }));
     }
     this.#byEpisode.clear();
     await Promise.all(aborts);
@@ -199,7 +208,7 @@ export class Dispatcher {
     }
     if (claim.kind === "paused") {
       // Claims are paused for a weight sync: put it back in front, untouched, and wait for the resume.
-      await this.#safeAbort(episodeId, { kind: "client-lost", message: "claims paused" });
+      await this.#safeAbort(episodeId, { kind: "cancelled", message: "claims paused" });
       this.#release(slot);
       slot.state = "queued";
       env.queue.unshift(slot);

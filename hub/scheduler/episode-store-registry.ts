@@ -30,10 +30,10 @@ export function registryFromEpisodeStore(store: EpisodeStore): EpisodeRegistry {
       if (state === "claimed" || state === "registered") store.abort(episodeId, reason);
     },
     subscribe(listener: (event: RegistryEvent) => void) {
-      const offReclaimed = store.on("reclaimed", (e) => listener({ type: "reclaimed", episodeId: e.episodeId }));
+      const offReclaimed = store.on("reclaimed", (e) => listener({ type: "reclaimed", episodeId: e.episodeId, kind: "reclaimed" }));
       // The server gave up episodes on its own (a weight sync ran past its timeout): re-run them.
       const offAborted = store.on("aborted", (e) => {
-        if (e.abortReason?.kind === "abandoned") listener({ type: "reclaimed", episodeId: e.episodeId });
+        if (e.abortReason?.kind === "abandoned") listener({ type: "reclaimed", episodeId: e.episodeId, kind: "abandoned" });
       });
       return () => {
         offReclaimed();

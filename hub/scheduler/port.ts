@@ -1,5 +1,6 @@
 import type { Task } from "../../sdk/env/protocol.ts";
 import type { CodeVersion } from "../../sdk/swarm/protocol.ts";
+import type { FailureKind } from "../../sdk/failure-kinds.ts";
 
 /**
  * What the scheduler needs from the swarm server's episode store. The server's `EpisodeStore` satisfies
@@ -39,8 +40,8 @@ export interface EpisodeRegistration {
   agents: Array<{ agentId: string; role: string; target: AgentTarget }>;
 }
 
-/** Why an episode attempt ended without a reward. All kinds are infrastructure failures: retried, never scored. */
-export type AbortKind = "crash" | "timeout" | "oom" | "protocol" | "start-failed" | "client-lost" | "workflow";
+/** Why an episode attempt ended without a reward (`sdk/failure-kinds.ts`): retried, never scored. */
+export type AbortKind = FailureKind;
 
 export interface AbortReason {
   kind: AbortKind;
@@ -49,8 +50,8 @@ export interface AbortReason {
 
 export type RegistryEvent =
   | { type: "claims-resumed" }
-  /** The store reclaimed an idle episode on its own: the scheduler re-queues it. */
-  | { type: "reclaimed"; episodeId: string };
+  /** The store gave an episode up on its own (idle: `reclaimed`; a drain timed out: `abandoned`): re-queue it. */
+  | { type: "reclaimed"; episodeId: string; kind: "reclaimed" | "abandoned" };
 
 /** Tasks of an environment's split (the lead reads them with `EnvironmentRuntime.listTasks`). */
 export type LoadTasks = (env: string, split: string) => Promise<Task[]>;

@@ -300,7 +300,7 @@ export class Scheduler {
       this.#dispatcher.pump();
       return;
     }
-    this.#dispatcher.reclaimed(event.episodeId);
+    this.#dispatcher.reclaimed(event.episodeId, event.kind);
   }
 
   #emit(event: SchedulerEvent): void {

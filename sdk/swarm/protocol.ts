@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { FailureKindSchema } from "../failure-kinds.ts";
 import { TaskSchema } from "../env/protocol.ts";
 
 /**
@@ -39,7 +40,8 @@ export type EnvAnnouncement = z.infer<typeof EnvAnnouncementSchema>;
 export const CodeVersionSchema = z.object({ hash: z.string().min(1), dev: z.boolean() });
 export type CodeVersion = z.infer<typeof CodeVersionSchema>;
 
-export const AbortKindSchema = z.enum(["crash", "timeout", "oom", "protocol", "start-failed", "client-lost", "workflow"]);
+/** Why a client gave an episode up: the shared vocabulary of `sdk/failure-kinds.ts`. */
+export const AbortKindSchema = FailureKindSchema;
 
 export const AbortReasonSchema = z.object({ kind: AbortKindSchema, message: z.string() });
 export type SwarmAbortReason = z.infer<typeof AbortReasonSchema>;

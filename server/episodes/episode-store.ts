@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { FailureKind } from "../../sdk/failure-kinds.ts";
 import type { RunDb } from "../db/run-db.ts";
 import type { CallRecord } from "../tracker/call-record.ts";
 import { createTracker, type Tracker } from "../tracker/tracker.ts";
@@ -130,7 +131,7 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
     .prepare(
       `UPDATE episodes SET state = 'aborted', abort_reason = ?, ended_at = ? WHERE state IN ('registered', 'claimed')`,
     )
-    .run(JSON.stringify({ kind: "server_restart", message: "the server restarted while the episode was open" }), now());
+    .run(JSON.stringify({ kind: "server-restart" satisfies FailureKind, message: "the server restarted while the episode was open" }), now());
 
   const upsert = opts.db.prepare(
     `INSERT INTO episodes (episode_id, task_id, env, state, agents, attempt, eval, created_at, claimed_at, ended_at,
@@ -274,7 +275,7 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
       if (e.state !== "claimed") throw new EpisodeStateError(episodeId, e.state, "end");
       const refused = checkRewards(e, input.rewards, opts.rewardRanges?.get(e.env));
       if (refused !== null) {
-        store.abort(episodeId, { kind: "protocol", message: refused });
+        store.abort(episodeId, { kind: "protocol" satisfies FailureKind, message: refused });
         throw new InvalidRewardsError(episodeId, refused);
       }
       const calls = finish(e);
@@ -375,7 +376,7 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
     abandon(episodeIds, message = "abandoned by the server during a weight update") {
       return episodeIds
         .filter((id) => episodes.get(id)?.state === "claimed")
-        .map((id) => store.abort(id, { kind: "abandoned", message }));
+        .map((id) => store.abort(id, { kind: "abandoned" satisfies FailureKind, message }));
     },
     on(event, listener) {
       listeners[event].add(listener);

@@ -10,7 +10,10 @@ export type EpisodeState = "registered" | "claimed" | "ended" | "aborted";
 export type AgentBinding = { kind: "policy"; target: string } | { kind: "frozen"; target: string };
 
 export interface AbortReason {
-  /** e.g. "sandbox_crash", "timeout", "client_lost", "env_error": infrastructure, not a score. */
+  /**
+   * A kind of `sdk/failure-kinds.ts` (what the server and the scheduler report); clients may send their
+   * own words, kept as sent. Infrastructure, never a score.
+   */
   kind: string;
   message: string;
 }

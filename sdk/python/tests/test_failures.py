@@ -114,7 +114,7 @@ class RestartTests(unittest.TestCase):
             self.assertEqual(episode.state, "lost")
             view = SwarmClient(server.url, ADMIN_TOKEN).episode_info(episode.id)
             self.assertEqual(view["state"], "aborted")
-            self.assertEqual(view["abortReason"]["kind"], "server_restart")
+            self.assertEqual(view["abortReason"]["kind"], "server-restart")
             self.assertIsNone(view["rewards"])  # nothing half-recorded was scored
         finally:
             server.close()

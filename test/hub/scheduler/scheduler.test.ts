@@ -153,6 +153,37 @@ describe("Scheduler", () => {
     expect(registry.samples.some((s) => s.groupId === "0:0")).toBe(true); // member 1 ended before; the batch masks the group out
   });
 
+  // Regression (issue 18, item 10): every episode the store gave up was reported as a `timeout`, and the
+  // siblings of a failed group as `client-lost`.
+  it("names the real cause when the server gives an episode up or a group fails", async () => {
+    const { scheduler, registry } = await make({ maxBatches: 1, infraRetries: 3, leaseMs: 60_000 });
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    await until(() => c.open().length === 4);
+    const [first, second, third] = c.open();
+    registry.giveUp(first!.episodeId, "reclaimed");
+    registry.giveUp(second!.episodeId, "abandoned");
+    c.disconnect();
+    registry.giveUp(third!.episodeId, "reclaimed");
+    const kindOf = (id: string) => registry.aborted.find((a) => a.episodeId === id)?.reason.kind;
+    await until(() => registry.aborted.length >= 3);
+    expect([kindOf(first!.episodeId), kindOf(second!.episodeId), kindOf(third!.episodeId)]).toEqual(["reclaimed", "abandoned", "client-lost"]);
+  });
+
+  it("cancels the running siblings of a failed group as group-failed", async () => {
+    const { scheduler, registry } = await make({ maxBatches: 1, infraRetries: 0 });
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    await until(() => c.open().length === 4);
+    const victim = c.open().find((a) => a.episodeId.startsWith("b0-g0-m0"))!;
+    const sibling = c.open().find((a) => a.episodeId.startsWith("b0-g0-m1"))!;
+    c.abort(victim);
+    await until(() => registry.aborted.some((a) => a.episodeId === sibling.episodeId));
+    expect(registry.aborted.find((a) => a.episodeId === sibling.episodeId)?.reason.kind).toBe("group-failed");
+  });
+
   it("runs evaluation beside training, never in a batch, and reports per environment", async () => {
     const { scheduler, batches, registry } = await make({ maxBatches: 1 });
     scheduler.start();

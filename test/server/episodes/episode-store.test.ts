@@ -217,7 +217,7 @@ describe("episode store", () => {
     expect(s2.tracker.callsOf("done").map((c) => c.seq)).toEqual([0, 1]);
     expect(s2.tracker.callsOf("done")[0]).toMatchObject({ outputIds: [4, 5], outputLogprobs: [-0.1, -0.2], headerIds: [3] });
     expect(s2.get("done")).toMatchObject({ state: "ended", rewards: { solver: 0.5 } });
-    expect(s2.get("open")).toMatchObject({ state: "aborted", abortReason: { kind: "server_restart" } });
+    expect(s2.get("open")).toMatchObject({ state: "aborted", abortReason: { kind: "server-restart" } });
     db2.close();
     rmSync(dir, { recursive: true, force: true });
   });
