@@ -4,7 +4,7 @@ export interface Rational {
   den: bigint;
 }
 
-const MAX_EXPONENT = 64n;
+const MAX_EXPONENT = 1024n;
 const MAX_DIGITS = 400;
 
 /**

@@ -21,6 +21,7 @@ export interface ExtractedAnswer {
 /** Boxes with only a connector between them are one statement: a list of answers, or a hedge ("or"). */
 const CONNECTOR = /^(?:[\s$.,;]|\bor\b|\band\b|\/|\\text\{\s*(?:or|and)\s*\}|\\q?quad\b|\\,|\b[a-z]\s*=)*$/i;
 const OR_CONNECTOR = /\bor\b/i;
+const PROSE_CONNECTOR = /^[\s,;]*(?:or|and|to|,|;|\\text\{\s*(?:or|and)\s*\})?[\s,;]*$/i;
 /** Chat-template tokens: what follows one is not the model's answer. */
 const END_OF_TURN = /<\|(?:im_start|im_end|endoftext|eot_id|end)\|>/;
 const FILLER = /\s*(?:I hope (?:it|this) is correct|I hope this helps)[\s\S]*$/i;
@@ -32,7 +33,7 @@ const LABEL_ONLY = /^\s*(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?'?\s*$/;
  * last math span or number of the prose.
  */
 export function extractAnswer(response: string): ExtractedAnswer | null {
-  const cut = END_OF_TURN.exec(response);
+  const cut = response.includes("<|") ? END_OF_TURN.exec(response) : null;
   const parts = splitThinking(cut === null ? response : response.slice(0, cut.index));
   return extractFrom(parts.final, "final") ?? extractFrom(parts.thinking, "thinking");
 }
@@ -45,7 +46,8 @@ function extractFrom(text: string, part: "final" | "thinking"): ExtractedAnswer 
     return { ...boxGroup(text, boxes), source: "boxed", part, boxCount: boxes.length };
   }
   if (marker !== null) return { raw: marker.raw, source: "answer-line", part, group: [marker.raw], alternatives: false, boxCount: boxes.length };
-  return lastCandidate(text, part);
+  // Thinking is scratch work: only a stated answer counts there, not its last number.
+  return part === "final" ? lastCandidate(text, part) : null;
 }
 
 function boxGroup(text: string, boxes: BoxedSpan[]): { raw: string; group: string[]; alternatives: boolean } {
@@ -66,13 +68,13 @@ function lastMarkerValue(text: string): { start: number; raw: string } | null {
   const markers = scanAnswerMarkers(text);
   for (let i = markers.length - 1; i >= 0; i--) {
     const m = markers[i]!;
-    const raw = readMarkerValue(text, m.valueStart);
+    const raw = readMarkerValue(text, m.valueStart, m.colon);
     if (raw !== null) return { start: m.start, raw };
   }
   return null;
 }
 
-function readMarkerValue(text: string, from: number): string | null {
+function readMarkerValue(text: string, from: number, colon: boolean): string | null {
   let i = from;
   while (i < text.length && /[\s*_:#}]/.test(text[i]!) && text[i] !== "\n") i++;
   let rest = text.slice(i);
@@ -88,9 +90,21 @@ function readMarkerValue(text: string, from: number): string | null {
   }
   const nl = rest.indexOf("\n");
   rest = nl >= 0 ? rest.slice(0, nl) : rest;
-  rest = rest.replace(FILLER, "");
-  rest = firstSentence(rest);
-  return usable(reduceSentence(rest));
+  rest = withoutFiller(rest);
+  rest = firstSentence(rest).trim();
+  if (VALUE_START.test(rest)) return usable(rest);
+  // "Final Answer: The largest $n$ is 34" states 34. A phrase that states no readable value ("the answer
+  // is not 33", "is in the range 1 to 13") is still the final statement: it is returned whole, to be
+  // judged unparseable, rather than letting an earlier number stand in for it.
+  const reduced = colon ? reduceSentence(rest) : "";
+  return usable(reduced !== "" ? reduced : rest);
+}
+
+/** How a stated value begins: a digit, a sign, math, a bracket, bold. */
+const VALUE_START = /^(?:["“]|\*\*)?\s*(?:[-+−]?\s*[\d.]|\$|\\|[([{|])/;
+
+function withoutFiller(s: string): string {
+  return s.includes("I hope") ? s.replace(FILLER, "") : s;
 }
 
 /** Up to the first sentence end outside math (a period then a capital letter). */
@@ -104,18 +118,17 @@ function firstSentence(s: string): string {
   return s;
 }
 
-/** "The largest $n$ is 34" -> "34": a sentence that starts with words is read from its last verb. */
-function reduceSentence(s: string): string {
-  const t = s.trim();
-  if (!/^["“]?[A-Za-z]{2,}\b/.test(t) || /^(?:or|and)\b/i.test(t)) return t;
+/** "The largest $n$ is 34" -> "34": a sentence is read after its last verb, if a value follows it. */
+function reduceSentence(t: string): string {
   const spans = scanMathSpans(t);
-  const re = /\b(?:is|are|equals|be|was|as|to)\b|=/g;
+  const re = /\b(?:is|are|equals|was|be)\b/g;
   let cut = -1;
   for (let m = re.exec(t); m !== null; m = re.exec(t)) {
     const at = m.index;
     if (!spans.some((sp) => sp.start <= at && at < sp.end)) cut = at + m[0].length;
   }
-  return cut >= 0 ? t.slice(cut).trim() : t;
+  const value = cut >= 0 ? t.slice(cut).trim() : "";
+  return VALUE_START.test(value) ? value : "";
 }
 
 /** A marker's value counts only if it holds something an answer is made of (a digit or math). */
@@ -140,7 +153,7 @@ function bareFinalExpression(body: string): string | null {
 
 /** The last math span (not a bare variable) or prose number; a preceding one joined by "or" is a hedge. */
 function lastCandidate(text: string, part: "final" | "thinking"): ExtractedAnswer | null {
-  const body = text.replace(FILLER, "");
+  const body = withoutFiller(text);
   const bare = bareFinalExpression(body);
   if (bare !== null) return { raw: bare, source: "prose", part, group: [bare], alternatives: false, boxCount: 0 };
   const spans = scanMathSpans(body).filter((s) => s.content.trim() !== "" && !LABEL_ONLY.test(s.content));
@@ -151,9 +164,14 @@ function lastCandidate(text: string, part: "final" | "thinking"): ExtractedAnswe
   ].sort((a, b) => a.start - b.start);
   const last = candidates.at(-1);
   if (last === undefined) return null;
+  // "between 1 and 33", "3 or 4": values joined only by a connector are stated together.
   const group = [last.raw];
-  const prev = candidates.at(-2);
-  const alternatives = prev !== undefined && /^[\s,]*(?:or|\\text\{\s*or\s*\})[\s,]*$/i.test(body.slice(prev.end, last.start));
-  if (alternatives) group.unshift(prev.raw);
+  let alternatives = false;
+  for (let i = candidates.length - 2; i >= 0; i--) {
+    const between = body.slice(candidates[i]!.end, candidates[i + 1]!.start);
+    if (!PROSE_CONNECTOR.test(between)) break;
+    if (OR_CONNECTOR.test(between)) alternatives = true;
+    group.unshift(candidates[i]!.raw);
+  }
   return { raw: last.raw, source: last.source, part, group, alternatives, boxCount: 0 };
 }

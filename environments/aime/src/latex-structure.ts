@@ -2,6 +2,7 @@
 
 /** Splits on `sep` (a character or a command such as `\cup`) outside any brackets; `\{`/`\}` count as brackets. */
 export function splitTopLevel(s: string, sep: string): string[] {
+  if (!s.includes(sep)) return [s.trim()];
   const out: string[] = [];
   let depth = 0;
   let start = 0;
@@ -79,6 +80,7 @@ const PAIRS: Record<string, string[]> = { "(": [")", "]"], "[": [")", "]"], "\\{
 
 /** `(1, 2)`, `[0, 1)`, `\{1, 2\}`, or a bare top-level list `1, 2` / `1; 2` / `1 and 2` (unordered answers). */
 export function readCollection(s: string, extraSeparators: readonly string[] = []): Collection | null {
+  if (!/[,;]|\\\{| and /.test(s) && !extraSeparators.some((sep) => s.includes(sep))) return null;
   for (const [open, closes] of Object.entries(PAIRS)) {
     if (!s.startsWith(open)) continue;
     for (const close of closes) {
@@ -91,9 +93,15 @@ export function readCollection(s: string, extraSeparators: readonly string[] = [
   }
   for (const sep of [",", ";", " and ", ...extraSeparators]) {
     const items = splitTopLevel(s, sep).filter((x) => x !== "");
-    if (items.length > 1) return { open: "", close: "", items: items.flatMap((it) => readCollection(it, extraSeparators)?.open === "" ? readCollection(it, extraSeparators)!.items : [it]) };
+    if (items.length > 1) return { open: "", close: "", items: items.flatMap((it) => nestedListItems(it, extraSeparators)) };
   }
   return null;
+}
+
+/** `1, 2 and 3`: a member that is itself a bare list contributes its members. */
+function nestedListItems(item: string, extraSeparators: readonly string[]): string[] {
+  const inner = readCollection(item, extraSeparators);
+  return inner !== null && inner.open === "" ? inner.items : [item];
 }
 
 function balancedEscaped(s: string): boolean {

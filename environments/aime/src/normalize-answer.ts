@@ -3,6 +3,19 @@
  * trailing period) and leaves the mathematical content. Both gold and predicted answers pass through it.
  */
 export function normalizeAnswer(raw: string): string {
+  // Golds repeat across a group's responses, and one verification normalises its texts more than once.
+  const cached = CACHE.get(raw);
+  if (cached !== undefined) return cached;
+  const out = normalizeUncached(raw);
+  if (CACHE.size >= CACHE_SIZE) CACHE.clear();
+  CACHE.set(raw, out);
+  return out;
+}
+
+const CACHE_SIZE = 1024;
+const CACHE = new Map<string, string>();
+
+function normalizeUncached(raw: string): string {
   // A response serialised twice writes `\\frac`; a double backslash before a letter is one backslash.
   let s = raw.trim().replace(/\\\\(?=[A-Za-z])/g, "\\");
   s = s.replace(/\*\*|__/g, "");
@@ -39,12 +52,15 @@ const TEXT_COMMANDS = [
 const TRAILING_TEXT_UNIT =
   /(?<=[\d}.)])\s*\\(?:text|textnormal|textrm|mbox|mathrm)\s*\{\s*[A-Za-z][A-Za-z\s.]*\}(?:\s*\^\s*\{?\d\}?|[²³])?\s*$/;
 /** `28 percent`, `7 square units`: words of two letters or more after a value. */
-const TRAILING_WORDS = /^(.*[\d}])\s*((?:\b[A-Za-z]{2,}\.?(?:\s*\^\s*\{?\d\}?|[²³])?\s*)+)$/;
+const TRAILING_WORDS = /^(.*[\d}])\s*((?:\b[A-Za-z]{2,}\.?(?:\s*\^\s*\{?\d\}?|[²³])?\s*){1,3})$/;
 /** Words that change the value or offer another one: never stripped as units. */
 const VALUE_WORDS = new Set(
   ("or and to plus minus times over divided squared cubed root roots factorial pi inf infinity sqrt sin cos tan cot " +
     "sec csc log ln exp mod hundred hundreds thousand thousands million millions billion billions trillion dozen " +
-    "half halves third thirds quarter quarters tenths hundredths thousandths not no than less more").split(" "),
+    "half halves third thirds quarter quarters tenths hundredths thousandths not no than less more least most " +
+    "about around approximately roughly nearly almost over under above below exactly only at is are was were be " +
+    "possible impossible invalid wrong incorrect false undefined none neither nor either if when unless except " +
+    "maybe perhaps probably likely ish").split(" "),
 );
 
 function isUnitText(s: string): boolean {

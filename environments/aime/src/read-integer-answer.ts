@@ -36,8 +36,15 @@ export function readIntegerAnswer(raw: string, role: "gold" | "prediction" = "pr
   if (s.startsWith("\\pm") || s.startsWith("\\mp")) return { kind: "hedged", values: [s] };
   const parts = s.split(HEDGE_SEPARATOR).filter((p) => p.trim() !== "");
   if (parts.length === 0) return { kind: "unparseable" };
-  // A part that is no number ("33, which is the answer") is commentary, not a second candidate.
-  const values = parts.map((p) => readOne(p.trim())).filter((v): v is Rational => v !== null);
+  // A part without digits ("33, which is the answer") is commentary; one with digits that does not read
+  // as a number ("or possibly 13") is another candidate.
+  // "not 4" rejects a value rather than offering it.
+  const offered = parts.filter((p) => !/^(?:not|rather than|instead of)\b/i.test(p.trim()));
+  const readings = offered.map((p) => readOne(p.trim()));
+  if (readings.some((v, i) => v === null && /\d/.test(offered[i]!))) {
+    return readings.some((v) => v !== null) ? { kind: "hedged", values: offered } : { kind: "unparseable" };
+  }
+  const values = readings.filter((v): v is Rational => v !== null);
   const first = values[0];
   if (first === undefined) return { kind: "unparseable" };
   if (values.some((v) => v.num !== first.num || v.den !== first.den)) return { kind: "hedged", values: parts };
@@ -50,6 +57,6 @@ function readOne(s: string): Rational | null {
   const m = VALUE_THEN_WORDS.exec(s);
   if (m?.[1] === undefined) return null;
   // `5 million` is not 5: the words must be ones a unit strip would drop.
-  if (m[2] !== undefined && stripUnitWords(`0 ${m[2]}`) !== "0" && !/^(?:which|that|is|as|since|because)\b/i.test(m[2])) return null;
+  if (m[2] !== undefined && stripUnitWords(`0 ${m[2]}`) !== "0" && !/^(?:which|that|since|because)\b/i.test(m[2])) return null;
   return evaluateExact(m[1]);
 }

@@ -68,6 +68,8 @@ export interface AnswerMarker {
   start: number;
   /** Where the announced value starts. */
   valueStart: number;
+  /** A label form (`Answer:`, `Final Answer:`), which may be followed by a whole sentence. */
+  colon: boolean;
 }
 
 const MARKER = /(?:final\s+answer|\banswer)(?:\s*(?:\*\*|__|\}|#+))*\s*(?:(?:is|would\s+be|will\s+be|should\s+be)\b|[:：=]|(?=\$|\\\[|\\\(|\\boxed|\\fbox|\n|\*\*))/gi;
@@ -77,7 +79,7 @@ export function scanAnswerMarkers(text: string): AnswerMarker[] {
   const out: AnswerMarker[] = [];
   MARKER.lastIndex = 0;
   for (let m = MARKER.exec(text); m !== null; m = MARKER.exec(text)) {
-    out.push({ start: m.index, valueStart: m.index + m[0].length });
+    out.push({ start: m.index, valueStart: m.index + m[0].length, colon: /[:：]\s*(?:\*\*|__)?$|^final/i.test(m[0]) });
     if (m[0].length === 0) MARKER.lastIndex++;
   }
   return out;

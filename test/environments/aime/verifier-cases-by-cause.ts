@@ -49,7 +49,8 @@ const extraction: VerifierCase[] = [
   ...pair("math", "\\frac{2}{3}", "P(A) = (1/2) / (3/4) = 2/3. Therefore, the probability that Alice wins is 2/3.", "P(A) = (1/2) / (3/4) = 2/3. Therefore, the probability that Alice wins is 3/4.", "a slash fraction in prose"),
   ...pair("integer", "189", "Thus, the area is \\(\\boxed{189}\\) square centimeters.", "Thus, the area is \\(\\boxed{198}\\) square centimeters.", "a box in inline math followed by units"),
   ...pair("integer", "5", "<think>It might be 4. \\boxed{4}</think>\n\nThe answer is 5.", "<think>It might be 5. \\boxed{5}</think>\n\nThe answer is 4.", "the final part's answer line over the thinking's box"),
-  ...pair("integer", "7", "<think>x = 7</think>", "<think>x = 8</think>", "only thinking, with its last math-free statement"),
+  { mode: "integer", gold: "7", response: "<think>so x = 7</think>", expected: false, why: "thinking is scratch work: its last number is no stated answer", flag: "no-answer" },
+  { mode: "integer", gold: "33", response: "<think>... and so the sum is 33", expected: false, why: "cut off mid-thinking: its last number is no answer", flag: "no-answer" },
   ...pair("integer", "42", "The answer is 42.<|im_end|>\n<|im_start|>user\nWhat is 6*8?\\boxed{48}", "The answer is 41.<|im_end|>\n<|im_start|>user\nAnd 6*7? \\boxed{42}", "nothing after an end-of-turn token counts"),
   ...pair("integer", "7", "We get $n$ = 7.", "We get $n$ = 8.", "a bare variable span is not taken over the value after it"),
   ...pair("integer", "3", "The answer is \\boxed{3}. The answer is correct.", "The answer is \\boxed{4}. The answer is correct.", "an answer phrase with no value after it does not override the box"),
@@ -60,6 +61,13 @@ const extraction: VerifierCase[] = [
   { mode: "integer", gold: "4", response: "It is either $3$ or $4$.", expected: false, why: "two spans joined by 'or' are a hedge", flag: "hedged" },
   { mode: "math", gold: "4", response: "It is either $3$ or $4$.", expected: false, why: "a prose hedge in math mode", flag: "hedged" },
   { mode: "integer", gold: "33", response: "Let me think.\n\nAnswer: thirty-three", expected: false, why: "a number in words is not read" },
+  { mode: "integer", gold: "33", response: "The answer must be between 1 and 33.", expected: false, why: "a range is not an answer", flag: "hedged" },
+  { mode: "integer", gold: "33", response: "We computed 33 earlier. The answer is not 33.", expected: false, why: "an unreadable final statement is not replaced by an earlier number" },
+  { mode: "integer", gold: "13", response: "\\boxed{12}\n\nThe answer is in the range 1 to 13.", expected: false, why: "a range after the box is no answer of 13" },
+  { mode: "integer", gold: "12", response: "Answer: 12, or possibly 13", expected: false, why: "a hedge with 'possibly'", flag: "hedged" },
+  { mode: "integer", gold: "12", response: "\\boxed{12}\\boxed{13}", expected: false, why: "two adjacent boxes that differ", flag: "hedged" },
+  { mode: "math", gold: "12", response: "The solutions are $12$ and $13$.", expected: false, why: "two values stated together for a single gold", flag: "hedged" },
+  { mode: "integer", gold: "20", response: "We tried 20 cases but could not finish; perhaps 21 or 22.", expected: false, why: "the last statement hedges", flag: "hedged" },
 ];
 
 const grouping: VerifierCase[] = [
@@ -157,6 +165,9 @@ const units: VerifierCase[] = [
   { mode: "integer", gold: "5", response: "Answer: 5 thousand", expected: false, why: "'thousand' changes the value" },
   { mode: "math", gold: "2", response: "\\boxed{2 \\text{ pi}}", expected: false, why: "'pi' is a value, not a unit" },
   { mode: "math", gold: "3", response: "\\boxed{3 \\text{ squared}}", expected: false, why: "'squared' changes the value" },
+  { mode: "math", gold: "5", response: "\\boxed{5 \\text{ at least}}", expected: false, why: "'at least' is no unit" },
+  { mode: "integer", gold: "5", response: "\\boxed{5 \\text{ is impossible}}", expected: false, why: "a verdict is no unit" },
+  { mode: "math", gold: "5", response: "\\boxed{5 \\text{ or more}}", expected: false, why: "'or more' is no unit" },
   { mode: "math", gold: "28", response: "\\boxed{28/100}", expected: false, why: "28/100 is not 28" },
   { mode: "math", gold: "0.28", response: "\\boxed{28}", expected: false, why: "28 is not 0.28" },
 ];
@@ -233,6 +244,9 @@ const rounding: VerifierCase[] = [
   { mode: "integer", gold: "33", response: "\\boxed{33.0001}", expected: false, why: "integer mode is exact" },
   { mode: "math", gold: "\\frac{1}{2004!}", response: "\\boxed{\\frac{1}{2006!}}", expected: false, why: "tiny values are not equal for being near 0" },
   { mode: "math", gold: "\\frac{1}{170!}", response: "\\boxed{\\frac{1}{169!}}", expected: false, why: "tiny but different" },
+  { mode: "math", gold: "2^{100}", response: "\\boxed{2^{100}+1}", expected: false, why: "huge but different: exact, not floats" },
+  { mode: "math", gold: "10^{12}", response: "\\boxed{10^{12}+1}", expected: false, why: "one part in a trillion is still different" },
+  { mode: "math", gold: "2^{100}", response: "\\boxed{1267650600228229401496703205376}", expected: true, why: "a huge power written out" },
 ];
 
 const decimalComma: VerifierCase[] = [
