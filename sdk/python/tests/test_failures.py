@@ -40,17 +40,7 @@ class BadTokenTests(unittest.TestCase):
     def tearDownClass(cls) -> None:
         cls.server.close()
 
-    def _require_auth(self) -> None:
-        try:
-            SwarmClient(self.server.url, "not-a-token").episode_info("none")
-        except AuthenticationError:
-            return
-        except Exception:
-            pass
-        self.skipTest("SKIPPED: this server does not check client tokens yet (auth, issue 17)")
-
     def test_a_bad_token_is_a_clear_exception(self) -> None:
-        self._require_auth()
         with self.assertRaises(AuthenticationError) as caught:
             SwarmClient(self.server.url, "not-a-token").begin_episode("t", env="pysdk")
         err = caught.exception
@@ -58,8 +48,9 @@ class BadTokenTests(unittest.TestCase):
         self.assertTrue(err.code.startswith("AJ_ERR_"), err.code)
 
     def test_a_bad_token_is_an_exit_code(self) -> None:
-        self._require_auth()
         result = run_cli(["--url", self.server.url, "status"], token="not-a-token")
+        if "AJ_ERR_ROUTE_NOT_FOUND" in result.stderr:
+            self.skipTest("SKIPPED: this server has no GET /v1/engine/status yet (service, issue 17)")
         self.assertEqual(result.returncode, EXIT_AUTH, result.stderr)
         self.assertIn("AJ_ERR_", result.stderr)
         self.assertIn("token", result.stderr)

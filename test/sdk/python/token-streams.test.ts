@@ -13,6 +13,9 @@ const python = probePython();
 const FIXTURE = join(import.meta.dirname, "fixtures", "conversation.json");
 const script = JSON.parse(readFileSync(FIXTURE, "utf8")) as { system: string; users: string[]; maxTokens: number };
 
+const ADMIN = "token-streams-admin-0123";
+const CLIENT = "token-streams-client-0123";
+
 let app: FastifyInstance;
 let url: string;
 
@@ -21,7 +24,7 @@ beforeAll(async () => {
     policies: { main: { tokenizer: "embedded", engine: { kind: "embedded", model: { layers: 1, dim: 16, heads: 2, context: 256, seed: 3 } } } },
     environments: [{ name: "arith", roles: { solver: "main" } }],
   });
-  app = await buildServer({ config, dbPath: ":memory:", keySecret: "token-streams" });
+  app = await buildServer({ config, dbPath: ":memory:", keySecret: "token-streams", auth: { adminToken: ADMIN, clientTokens: [CLIENT] } });
   url = await app.listen({ host: "127.0.0.1", port: 0 });
 });
 afterAll(async () => {
@@ -29,7 +32,7 @@ afterAll(async () => {
 });
 
 async function post(path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${CLIENT}` }, body: JSON.stringify(body) });
   expect(res.status, path).toBeLessThan(300);
   return (await res.json()) as Record<string, unknown>;
 }
@@ -57,7 +60,7 @@ function streams(episodeId: string): Array<{ tokens: number[]; outputIds: number
 describe.skipIf(!python.ok && !PYTHON_REQUIRED)("Python and TypeScript clients", () => {
   it("record identical token streams for the same conversation", async () => {
     if (!python.ok) throw new Error(`needs Python 3.9+: ${python.why}`);
-    const r = await runPython([join(PY_SDK, "tests", "conversation.py"), url, "", FIXTURE]);
+    const r = await runPython([join(PY_SDK, "tests", "conversation.py"), url, CLIENT, FIXTURE]);
     expect(r.code, r.output).toBe(0);
     const pythonEpisode = (JSON.parse(r.output.trim().split("\n").at(-1)!) as { episode: string }).episode;
     const tsEpisode = await playInTypeScript();
