@@ -8,6 +8,7 @@ import { createFrozenModel, type FrozenModel } from "../engines/frozen.ts";
 import type { RewardRange } from "../episodes/check-rewards.ts";
 import { createEpisodeStore, type EpisodeStore } from "../episodes/episode-store.ts";
 import { episodeRoutes } from "../episodes/routes.ts";
+import { checkDepth } from "../openai/check-depth.ts";
 import { HttpError, toErrorBody } from "../openai/errors.ts";
 import { openaiRoutes } from "../openai/routes.ts";
 import { createTokenizer } from "../tokenizers/create-tokenizer.ts";
@@ -111,6 +112,8 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     if (http.status >= 500) request.log.error({ err }, "request failed");
     return reply.code(http.status).send(toErrorBody(http));
   });
+  // JSON nested deeper than any real request would overflow the stack later (stringifying it): a 400 first.
+  app.addHook("preValidation", async (request) => checkDepth(request.body, "body"));
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send(toErrorBody(new HttpError(404, "AJ_ERR_ROUTE_NOT_FOUND", `no route ${request.method} ${request.url}`))),
   );

@@ -15,6 +15,8 @@ export interface SamplingDefaults {
   maxTokens: number;
   temperature: number;
   topP: number;
+  /** A prompt that does not fit: `length` answers finish_reason length, `error` a 400 `context_length_exceeded`. Default `length`. */
+  overflow?: "length" | "error";
 }
 
 /** What the route plugins share. */

@@ -156,7 +156,11 @@ export const AdvantageSchema = z.object({
 export const SamplingSchema = z.object({
   temperature: z.number().min(0).default(1).describe("Sampling temperature of trained policies (a request's own wins)"),
   topP: z.number().gt(0).max(1).default(1).describe("Nucleus sampling mass"),
-  maxTokens: z.number().int().positive().default(16).describe("Tokens a call may generate when the request does not say"),
+  maxTokens: z.number().int().positive().default(16).describe("Tokens a call may generate when the request does not say (clipped to the room left in the context)"),
+  overflow: z
+    .enum(["length", "error"])
+    .default("length")
+    .describe("A prompt that does not fit the context: answer finish_reason length (AgentJet's way) or OpenAI's 400 context_length_exceeded"),
 });
 
 export const RunConfigSchema = z.object({

@@ -40,7 +40,7 @@ export function createZeroLatencyEngine(opts: ZeroLatencyEngineOptions = {}): En
           break;
         }
         outputIds.push(id);
-        if (params.stopIds.includes(id)) break;
+        if (params.stopIds.includes(id) || params.onToken?.(id, fakeLogprob(id)) === true) break;
       }
       const logprobs = outputIds.map((id) => fakeLogprob(id));
       const result: GenerateResult = { outputIds, logprobs, finishReason, version };

@@ -2,9 +2,11 @@ import { randomUUID } from "node:crypto";
 import { FrozenUpstreamError, type FrozenModel } from "../engines/frozen.ts";
 import type { EpisodeStore } from "../episodes/episode-store.ts";
 import { canonicalText } from "../tokenizers/canonical-text.ts";
-import type { Completion } from "./completion.ts";
+import type { Completion, CompletionChoice, CompletionSink, FinishReason } from "./completion.ts";
 import { conflict, HttpError } from "./errors.ts";
-import type { ResponseToolCall } from "./schemas.ts";
+import type { GenerationRequest } from "./generation-request.ts";
+import type { ResponseToolCall, TokenLogprob } from "./schemas.ts";
+import { splitThink } from "./split-text.ts";
 
 export interface FrozenCall {
   store: EpisodeStore;
@@ -12,10 +14,10 @@ export interface FrozenCall {
   episodeId: string;
   agentId: string;
   attempt: number;
-  /** The validated request body as received. */
-  body: Record<string, unknown>;
+  request: GenerationRequest;
   rawMessages: unknown[];
   rawTools: unknown[] | null;
+  idPrefix?: string;
 }
 
 function toToolCalls(raw: unknown[] | undefined): ResponseToolCall[] {
@@ -31,61 +33,137 @@ function toToolCalls(raw: unknown[] | undefined): ResponseToolCall[] {
   });
 }
 
+/**
+ * The chat body a frozen model's endpoint gets: only the fields a frozen opponent needs, built from the
+ * request as the server understood it (never `store`, `metadata`, `logit_bias`, `user` or unknown fields,
+ * which would reach the operator's upstream account).
+ */
+export function toUpstreamBody(req: GenerationRequest): Record<string, unknown> {
+  const messages = req.messages.map((m) => {
+    const out: Record<string, unknown> = { role: m.role, content: m.content };
+    if (m.toolCalls && m.toolCalls.length > 0) {
+      out.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+      if (m.content.length === 0) out.content = null;
+    }
+    if (m.toolCallId !== undefined) out.tool_call_id = m.toolCallId;
+    if (m.name !== undefined) out.name = m.name;
+    return out;
+  });
+  const body: Record<string, unknown> = { messages };
+  if (req.tools.length > 0) {
+    body.tools = req.tools.map((t) => ({ type: "function", function: t }));
+    body.tool_choice = typeof req.toolChoice === "object" ? { type: "function", function: { name: req.toolChoice.name } } : req.toolChoice;
+    if (!req.parallelToolCalls) body.parallel_tool_calls = false;
+  }
+  if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.stop.length > 0) body.stop = req.stop;
+  if (req.seed !== undefined) body.seed = req.seed;
+  if (req.logprobs) {
+    body.logprobs = true;
+    if (req.topLogprobs > 0) body.top_logprobs = req.topLogprobs;
+  }
+  if (req.n > 1) body.n = req.n;
+  const f = req.responseFormat;
+  if (f.type === "json_object") body.response_format = { type: "json_object" };
+  if (f.type === "json_schema") body.response_format = { type: "json_schema", json_schema: { name: f.name, schema: f.schema } };
+  return body;
+}
+
+/** Upstream failures answer with our own message: 503 when the endpoint is busy or down, else 502. */
+function upstreamError(model: string, err: FrozenUpstreamError): HttpError {
+  const busy = err.status === 429 || err.status === 503 || err.status === 504;
+  const message = busy
+    ? `frozen model '${model}' is unavailable (its endpoint answered ${err.status}); retry later`
+    : `frozen model '${model}' failed (its endpoint answered ${err.status === 502 ? "with no usable completion" : err.status}); this is not a problem with your key or request`;
+  return new HttpError(busy ? 503 : 502, err.code, message, { cause: err });
+}
+
+function readLogprobs(raw: unknown): TokenLogprob[] | null {
+  const content = (raw as { content?: unknown } | null | undefined)?.content;
+  if (!Array.isArray(content)) return null;
+  return content.map((t) => {
+    const e = t as { token?: unknown; logprob?: unknown; bytes?: unknown; top_logprobs?: unknown };
+    const token = typeof e.token === "string" ? e.token : "";
+    return {
+      token,
+      logprob: typeof e.logprob === "number" ? e.logprob : 0,
+      bytes: Array.isArray(e.bytes) ? (e.bytes as number[]) : [...Buffer.from(token, "utf8")],
+      top_logprobs: Array.isArray(e.top_logprobs)
+        ? (e.top_logprobs as Array<{ token: string; logprob: number; bytes?: number[] }>).map((x) => ({
+            token: String(x.token),
+            logprob: Number(x.logprob),
+            bytes: Array.isArray(x.bytes) ? x.bytes : [...Buffer.from(String(x.token), "utf8")],
+          }))
+        : [],
+    };
+  });
+}
+
 /** Forwards a frozen agent's call to its endpoint and records it for logs only (never trained). */
-export async function completeWithFrozen(call: FrozenCall): Promise<Completion> {
+export async function completeWithFrozen(call: FrozenCall, sink?: CompletionSink): Promise<Completion> {
   const startedAt = Date.now();
   const t0 = performance.now();
   let upstream;
   try {
-    upstream = await call.model.complete(call.body);
+    upstream = await call.model.complete(toUpstreamBody(call.request));
   } catch (err) {
-    if (err instanceof FrozenUpstreamError) {
-      const status = err.status >= 400 && err.status < 500 ? err.status : 502;
-      throw new HttpError(status, err.code, err.message, { cause: err });
-    }
+    if (err instanceof FrozenUpstreamError) throw upstreamError(call.model.name, err);
     throw err;
   }
-  const choice = upstream.choices[0]!;
-  const toolCalls = toToolCalls(choice.message.tool_calls);
-  const content = choice.message.content ?? null;
-  const finish = choice.finish_reason === "tool_calls" || choice.finish_reason === "length" ? choice.finish_reason : "stop";
   if (!call.store.isCurrent(call.episodeId, call.attempt)) throw conflict(`episode '${call.episodeId}' closed during the call`);
-  const seq = call.store.tracker.callsOfAgent(call.episodeId, call.agentId).length;
   const callId = randomUUID();
-  call.store.tracker.record({
-    callId,
-    episodeId: call.episodeId,
-    agentId: call.agentId,
-    policy: call.model.name,
-    trainable: false,
-    seq,
-    messages: call.rawMessages,
-    tools: call.rawTools,
-    segments: [],
-    headerIds: [],
-    outputIds: [],
-    outputLogprobs: [],
-    outputText: canonicalText({
-      content: content ?? "",
-      toolCalls: toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
-    }),
-    finishReason: finish,
-    version: 0,
-    startedAt,
-    latencyMs: performance.now() - t0,
+  const choices = upstream.choices.slice(0, call.request.n).map((raw, index): CompletionChoice => {
+    const toolCalls = toToolCalls(raw.message.tool_calls);
+    const split = splitThink(raw.message.content ?? "");
+    const reasoning = (raw.message as { reasoning_content?: unknown }).reasoning_content;
+    const finish: FinishReason = raw.finish_reason === "tool_calls" || raw.finish_reason === "length" ? raw.finish_reason : "stop";
+    let logprobs: TokenLogprob[] | null = null;
+    if (call.request.logprobs) logprobs = readLogprobs((raw as { logprobs?: unknown }).logprobs) ?? [];
+    return {
+      index,
+      content: raw.message.content === null || raw.message.content === undefined ? null : split.rest,
+      reasoning: typeof reasoning === "string" ? reasoning : split.reasoning,
+      toolCalls,
+      finishReason: toolCalls.length > 0 ? "tool_calls" : finish,
+      logprobs,
+    };
   });
+  for (const ch of choices) {
+    call.store.tracker.record({
+      callId: ch.index === 0 ? callId : randomUUID(),
+      episodeId: call.episodeId,
+      agentId: call.agentId,
+      policy: call.model.name,
+      trainable: false,
+      seq: call.store.tracker.callsOfAgent(call.episodeId, call.agentId).length,
+      messages: call.rawMessages,
+      tools: call.rawTools,
+      segments: [],
+      headerIds: [],
+      outputIds: [],
+      outputLogprobs: [],
+      outputText: canonicalText({
+        content: ch.content ?? "",
+        toolCalls: ch.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+      }),
+      finishReason: ch.finishReason,
+      version: 0,
+      startedAt,
+      latencyMs: performance.now() - t0,
+    });
+  }
   call.store.touch(call.episodeId);
+  const head = { id: `${call.idPrefix ?? "chatcmpl"}-${callId}`, created: Math.floor(startedAt / 1000), model: call.model.name, version: 0 };
+  if (sink) {
+    sink.start(head);
+    for (const ch of choices) {
+      if (ch.reasoning) sink.reasoning(ch.index, ch.reasoning);
+      if (ch.content) sink.content(ch.index, ch.content, null);
+    }
+  }
   const prompt = upstream.usage?.prompt_tokens ?? 0;
   const completion = upstream.usage?.completion_tokens ?? 0;
-  return {
-    id: `chatcmpl-${callId}`,
-    created: Math.floor(startedAt / 1000),
-    model: call.model.name,
-    version: 0,
-    content,
-    toolCalls,
-    finishReason: finish,
-    logprobs: null,
-    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
-  };
+  return { ...head, choices, usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } };
 }

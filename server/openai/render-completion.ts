@@ -1,38 +1,59 @@
-import type { Completion } from "./completion.ts";
+import type { Completion, CompletionChoice, CompletionSink } from "./completion.ts";
 import type { ChatCompletionResponse } from "./schemas.ts";
+import type { SseWriter } from "./sse-writer.ts";
+
+function toMessage(c: CompletionChoice): ChatCompletionResponse["choices"][number]["message"] {
+  const message: ChatCompletionResponse["choices"][number]["message"] = { role: "assistant", content: c.content, refusal: null };
+  if (c.reasoning !== null) message.reasoning_content = c.reasoning;
+  if (c.toolCalls.length > 0) message.tool_calls = c.toolCalls;
+  return message;
+}
 
 export function toResponse(c: Completion): ChatCompletionResponse {
-  const message: ChatCompletionResponse["choices"][number]["message"] = { role: "assistant", content: c.content, refusal: null };
-  if (c.toolCalls.length > 0) message.tool_calls = c.toolCalls;
   return {
     id: c.id,
     object: "chat.completion",
     created: c.created,
     model: c.model,
     system_fingerprint: `agentjet-v${c.version}`,
-    choices: [{ index: 0, message, logprobs: c.logprobs ? { content: c.logprobs, refusal: null } : null, finish_reason: c.finishReason }],
+    choices: c.choices.map((ch) => ({
+      index: ch.index,
+      message: toMessage(ch),
+      logprobs: ch.logprobs ? { content: ch.logprobs, refusal: null } : null,
+      finish_reason: ch.finishReason,
+    })),
     usage: c.usage,
   };
 }
 
-/** The SSE body of a streamed completion: role, content, tool calls, finish, optional usage, `[DONE]`. */
-export function toSseBody(c: Completion, includeUsage: boolean): string {
-  const head = { id: c.id, object: "chat.completion.chunk", created: c.created, model: c.model, system_fingerprint: `agentjet-v${c.version}` };
-  const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    `data: ${JSON.stringify({
-      ...head,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: null, ...extra }],
-      ...(includeUsage ? { usage: null } : {}),
-    })}\n\n`;
-  const parts = [chunk({ role: "assistant", content: "" })];
-  if (c.content !== null && c.content.length > 0) {
-    parts.push(chunk({ content: c.content }, c.logprobs ? { logprobs: { content: c.logprobs, refusal: null } } : {}));
-  }
-  if (c.toolCalls.length > 0) {
-    parts.push(chunk({ tool_calls: c.toolCalls.map((t, index) => ({ index, ...t })) }));
-  }
-  parts.push(chunk({}, { finish_reason: c.finishReason }));
-  if (includeUsage) parts.push(`data: ${JSON.stringify({ ...head, choices: [], usage: c.usage })}\n\n`);
-  parts.push("data: [DONE]\n\n");
-  return parts.join("");
+/**
+ * Streams a chat completion as `chat.completion.chunk` events while it is made: the role, content and
+ * reasoning deltas as they come, then per choice its tool calls and finish reason (with the log-probs
+ * of all its tokens), optional usage, and `[DONE]`.
+ */
+export function createChatStream(sse: SseWriter, n: number, includeUsage: boolean): CompletionSink & { finish(c: Completion): void } {
+  let head: Record<string, unknown> = {};
+  const chunk = (index: number, delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    sse.send({ ...head, choices: [{ index, delta, logprobs: null, finish_reason: null, ...extra }], ...(includeUsage ? { usage: null } : {}) });
+  return {
+    start(meta) {
+      head = { id: meta.id, object: "chat.completion.chunk", created: meta.created, model: meta.model, system_fingerprint: `agentjet-v${meta.version}` };
+      for (let i = 0; i < n; i++) chunk(i, { role: "assistant", content: "" });
+    },
+    content(index, delta) {
+      chunk(index, { content: delta });
+    },
+    reasoning(index, delta) {
+      chunk(index, { reasoning_content: delta });
+    },
+    finish(c) {
+      for (const ch of c.choices) {
+        if (ch.toolCalls.length > 0) chunk(ch.index, { tool_calls: ch.toolCalls.map((t, index) => ({ index, ...t })) });
+        chunk(ch.index, {}, { finish_reason: ch.finishReason, ...(ch.logprobs ? { logprobs: { content: ch.logprobs, refusal: null } } : {}) });
+      }
+      if (includeUsage) sse.send({ ...head, choices: [], usage: c.usage });
+      sse.send("[DONE]");
+      sse.end();
+    },
+  };
 }

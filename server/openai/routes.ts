@@ -1,11 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ServerContext } from "../app/server-context.ts";
+import type { ChatTurnMessage } from "../tokenizers/tokenizer.ts";
 import { completeWithFrozen } from "./complete-frozen.ts";
 import { completeWithPolicy } from "./complete-policy.ts";
+import type { Completion, CompletionSink } from "./completion.ts";
 import { conflict, HttpError, unauthorized } from "./errors.ts";
-import { toResponse, toSseBody } from "./render-completion.ts";
-import { ChatCompletionRequestSchema, type ModelList } from "./schemas.ts";
+import { checkToolChoice, type GenerationRequest } from "./generation-request.ts";
 import { parseBody } from "./parse-body.ts";
+import { createChatStream, toResponse } from "./render-completion.ts";
+import { createResponseStream, newResponseIds, toInputItem, toOutputItems, toResponseObject } from "./render-response.ts";
+import { createTextStream, fromCompletionRequest, toTextCompletion } from "./legacy-completions.ts";
+import { ResponseStore } from "./response-store.ts";
+import { fromResponsesRequest, toConversation } from "./responses-input.ts";
+import { ChatCompletionRequestSchema, CompletionRequestSchema, type ModelList, ResponsesRequestSchema } from "./schemas.ts";
+import { SseWriter } from "./sse-writer.ts";
+import { fromChatRequest } from "./to-turn-messages.ts";
 
 function bearer(request: FastifyRequest): string {
   const h = request.headers.authorization;
@@ -15,9 +24,62 @@ function bearer(request: FastifyRequest): string {
   return m[1]!;
 }
 
-/** The OpenAI-compatible routes: chat completions (policy or frozen agent, by key) and the model list. */
+/** Turn messages as chat-completions JSON: the record of a call that came another way reads like a chat call's. */
+function toChatMessages(messages: readonly ChatTurnMessage[]): unknown[] {
+  return messages.map((m) => {
+    const out: Record<string, unknown> = { role: m.role, content: m.content };
+    if (m.toolCalls && m.toolCalls.length > 0) out.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+    if (m.toolCallId !== undefined) out.tool_call_id = m.toolCallId;
+    return out;
+  });
+}
+
+/**
+ * The OpenAI-compatible routes: chat completions, the Responses API and legacy completions (policy or
+ * frozen agent, by key), and the model list. All three turn their body into one `GenerationRequest`, so
+ * one conversation records the same tokens whichever route carried it.
+ */
 export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   const started = Math.floor(Date.now() / 1000);
+  const responses = new ResponseStore();
+
+  const authorize = (request: FastifyRequest) => {
+    const auth = ctx.store.authorize(bearer(request));
+    if (auth.kind === "unauthorized") throw unauthorized(auth.message);
+    if (auth.kind === "conflict") throw conflict(auth.message);
+    return auth;
+  };
+
+  /** Serves one request with the agent's policy or frozen model. */
+  const complete = async (
+    auth: ReturnType<typeof authorize>,
+    req: GenerationRequest,
+    record: { rawMessages: unknown[]; rawTools: unknown[] | null; idPrefix: string },
+    sink?: CompletionSink,
+  ): Promise<Completion> => {
+    checkToolChoice(req);
+    const common = { store: ctx.store, episodeId: auth.episode.episodeId, agentId: auth.agentId, attempt: auth.episode.attempt, request: req, ...record };
+    if (auth.binding.kind === "policy") {
+      const policy = ctx.policies.get(auth.binding.target);
+      if (!policy) throw new HttpError(404, "AJ_ERR_POLICY_NOT_FOUND", `no policy '${auth.binding.target}'`);
+      return completeWithPolicy({ ...common, policy, sampling: ctx.sampling }, sink);
+    }
+    const model = ctx.frozen.get(auth.binding.target);
+    if (!model) throw new HttpError(404, "AJ_ERR_FROZEN_NOT_FOUND", `no frozen model '${auth.binding.target}'`);
+    return completeWithFrozen({ ...common, model }, sink);
+  };
+
+  /** Runs a streamed request: errors before the first event answer as JSON, later ones end the stream with an error event. */
+  const streamed = async (sse: SseWriter, run: () => Promise<void>): Promise<void> => {
+    try {
+      await run();
+    } catch (err) {
+      if (!sse.started) throw err;
+      const http = err instanceof HttpError ? err : new HttpError(500, "AJ_ERR_INTERNAL", "internal server error", { cause: err });
+      sse.send({ type: "error", error: { message: http.message, type: http.type, code: http.code, param: http.param } }, "error");
+      sse.end();
+    }
+  };
 
   app.get("/v1/models", { config: { auth: "public" } }, async (): Promise<ModelList> => ({
     object: "list",
@@ -28,27 +90,68 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
   }));
 
   app.post("/v1/chat/completions", { config: { auth: "episode-key" } }, async (request, reply) => {
-    const auth = ctx.store.authorize(bearer(request));
-    if (auth.kind === "unauthorized") throw unauthorized(auth.message);
-    if (auth.kind === "conflict") throw conflict(auth.message);
+    const auth = authorize(request);
     const body = parseBody(ChatCompletionRequestSchema, request.body);
     const raw = request.body as { messages: unknown[]; tools?: unknown[] | null };
-    const rawTools = Array.isArray(raw.tools) ? raw.tools : null;
-    const common = { store: ctx.store, episodeId: auth.episode.episodeId, agentId: auth.agentId, attempt: auth.episode.attempt };
-    let completion;
-    if (auth.binding.kind === "policy") {
-      const policy = ctx.policies.get(auth.binding.target);
-      if (!policy) throw new HttpError(404, "AJ_ERR_POLICY_NOT_FOUND", `no policy '${auth.binding.target}'`);
-      completion = await completeWithPolicy({ ...common, policy, sampling: ctx.sampling, request: body, rawMessages: raw.messages, rawTools });
-    } else {
-      const model = ctx.frozen.get(auth.binding.target);
-      if (!model) throw new HttpError(404, "AJ_ERR_FROZEN_NOT_FOUND", `no frozen model '${auth.binding.target}'`);
-      completion = await completeWithFrozen({ ...common, model, body: request.body as Record<string, unknown>, rawMessages: raw.messages, rawTools });
+    const record = { rawMessages: raw.messages, rawTools: Array.isArray(raw.tools) ? raw.tools : null, idPrefix: "chatcmpl" };
+    const req = fromChatRequest(body);
+    if (!body.stream) return toResponse(await complete(auth, req, record));
+    const sse = new SseWriter(reply);
+    const stream = createChatStream(sse, req.n, body.stream_options?.include_usage === true);
+    await streamed(sse, async () => stream.finish(await complete(auth, req, record, stream)));
+    return reply;
+  });
+
+  app.post("/v1/completions", { config: { auth: "episode-key" } }, async (request, reply) => {
+    const auth = authorize(request);
+    const body = parseBody(CompletionRequestSchema, request.body);
+    const req = fromCompletionRequest(body);
+    const record = { rawMessages: toChatMessages(req.messages), rawTools: null, idPrefix: "cmpl" };
+    if (!body.stream) return toTextCompletion(await complete(auth, req, record));
+    const sse = new SseWriter(reply);
+    const stream = createTextStream(sse, body.stream_options?.include_usage === true);
+    await streamed(sse, async () => stream.finish(await complete(auth, req, record, stream)));
+    return reply;
+  });
+
+  app.post("/v1/responses", { config: { auth: "episode-key" } }, async (request, reply) => {
+    const auth = authorize(request);
+    const body = parseBody(ResponsesRequestSchema, request.body);
+    const episodeId = auth.episode.episodeId;
+    let prior: ChatTurnMessage[] = [];
+    if (body.previous_response_id) {
+      const found = responses.conversation(episodeId, body.previous_response_id);
+      if (!found) {
+        throw new HttpError(400, "AJ_ERR_INVALID_REQUEST", `previous_response_id: no response '${body.previous_response_id}' in this episode`, { param: "previous_response_id" });
+      }
+      prior = found;
     }
-    if (!body.stream) return toResponse(completion);
-    return reply
-      .header("content-type", "text/event-stream; charset=utf-8")
-      .header("cache-control", "no-cache")
-      .send(toSseBody(completion, body.stream_options?.include_usage === true));
+    const input = typeof body.input === "string" ? [{ type: "message" as const, role: "user" as const, content: body.input }] : body.input;
+    const conversation = [...prior, ...toConversation(input, (id) => responses.item(episodeId, id))];
+    const req = fromResponsesRequest(body, conversation);
+    const rawTools = req.tools.length > 0 ? req.tools.map((t) => ({ type: "function", function: t })) : null;
+    const record = { rawMessages: toChatMessages(req.messages), rawTools, idPrefix: "resp" };
+    const ids = newResponseIds();
+    const remember = (c: Completion) => {
+      const choice = c.choices[0]!;
+      const output = toOutputItems(choice, ids);
+      for (const item of output) responses.putItem(episodeId, item.id, toInputItem(item));
+      const turn: ChatTurnMessage = { role: "assistant", content: choice.content ?? "" };
+      if (choice.toolCalls.length > 0) turn.toolCalls = choice.toolCalls.map((t) => ({ id: t.id, name: t.function.name, arguments: t.function.arguments }));
+      responses.putConversation(episodeId, ids.response, [...conversation, turn]);
+      return output;
+    };
+    if (!body.stream) {
+      const c = await complete(auth, req, record);
+      const output = remember(c);
+      return toResponseObject(body, { id: ids.response, created: c.created, model: c.model }, { completion: c, output });
+    }
+    const sse = new SseWriter(reply);
+    const stream = createResponseStream(sse, body, ids);
+    await streamed(sse, async () => {
+      const c = await complete(auth, req, record, stream);
+      stream.finish(c, remember(c));
+    });
+    return reply;
   });
 }

@@ -1,6 +1,9 @@
 import { z } from "zod";
 
-/** The one home of OpenAI wire JSON (chat completions, models, errors). Unknown fields are ignored. */
+/**
+ * The one home of OpenAI wire JSON (chat completions, Responses, legacy completions, models, errors).
+ * Unknown fields are ignored.
+ */
 
 const TextPart = z.object({ type: z.literal("text"), text: z.string() });
 export const ContentSchema = z.union([z.string(), z.array(TextPart)]);
@@ -41,6 +44,25 @@ export const ToolChoiceSchema = z.union([
   z.object({ type: z.literal("function"), function: z.object({ name: z.string().min(1) }) }),
 ]);
 
+const JsonSchemaObject = z.record(z.string(), z.unknown());
+
+export const ResponseFormatSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text") }),
+  z.object({ type: z.literal("json_object") }),
+  z.object({
+    type: z.literal("json_schema"),
+    json_schema: z.object({
+      name: z.string().min(1).max(64),
+      description: z.string().optional(),
+      schema: JsonSchemaObject.optional(),
+      strict: z.boolean().nullish(),
+    }),
+  }),
+]);
+
+/** Extra chat-template variables (vLLM's `chat_template_kwargs`), e.g. `{ enable_thinking: false }`. */
+const TemplateKwargsSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
+
 export const ChatCompletionRequestSchema = z.object({
   model: z.string().min(1),
   messages: z.array(ChatMessageSchema).min(1),
@@ -57,10 +79,110 @@ export const ChatCompletionRequestSchema = z.object({
   seed: z.number().int().nullish(),
   logprobs: z.boolean().nullish(),
   top_logprobs: z.number().int().min(0).max(20).nullish(),
-  n: z.literal(1).nullish(),
+  n: z.number().int().min(1).max(16).nullish(),
+  response_format: ResponseFormatSchema.nullish(),
+  chat_template_kwargs: TemplateKwargsSchema.nullish(),
   user: z.string().nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
+
+/** Legacy `POST /v1/completions`: a prompt string, completed as text (no chat template). */
+export const CompletionRequestSchema = z.object({
+  model: z.string().min(1),
+  prompt: z.union([z.string(), z.array(z.string()).length(1)]),
+  max_tokens: z.number().int().positive().nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().gt(0).max(1).nullish(),
+  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
+  seed: z.number().int().nullish(),
+  logprobs: z.number().int().min(0).max(5).nullish(),
+  n: z.number().int().min(1).max(16).nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
+  echo: z.literal(false).nullish(),
+  suffix: z.null().optional(),
+  user: z.string().nullish(),
+});
+export type CompletionRequest = z.infer<typeof CompletionRequestSchema>;
+
+// --- Responses API -------------------------------------------------------------------------------
+
+const InputTextPart = z.object({ type: z.enum(["input_text", "output_text"]), text: z.string() });
+const RefusalPart = z.object({ type: z.literal("refusal"), refusal: z.string() });
+const MessageContent = z.union([z.string(), z.array(z.union([InputTextPart, RefusalPart]))]);
+
+/** An input item; a bare `{ role, content }` is a message. */
+export const ResponseInputItemSchema = z.preprocess(
+  (v) => (typeof v === "object" && v !== null && !Array.isArray(v) && !("type" in v) ? { ...v, type: "message" } : v),
+  z.discriminatedUnion("type", [
+    z.object({
+      type: z.literal("message"),
+      role: z.enum(["user", "system", "developer", "assistant"]),
+      content: MessageContent,
+      id: z.string().nullish(),
+    }),
+    z.object({
+      type: z.literal("function_call"),
+      call_id: z.string().min(1),
+      name: z.string().min(1),
+      arguments: z.string(),
+      id: z.string().nullish(),
+    }),
+    z.object({
+      type: z.literal("function_call_output"),
+      call_id: z.string().min(1),
+      output: z.union([z.string(), z.array(InputTextPart)]),
+      id: z.string().nullish(),
+    }),
+    z.object({ type: z.literal("reasoning"), id: z.string().nullish(), summary: z.array(z.unknown()).optional() }),
+    z.object({ type: z.literal("item_reference"), id: z.string().min(1) }),
+  ]),
+);
+export type ResponseInputItem = z.infer<typeof ResponseInputItemSchema>;
+
+export const ResponseToolSchema = z.object({
+  type: z.literal("function"),
+  name: z.string().min(1).max(64),
+  description: z.string().nullish(),
+  parameters: JsonSchemaObject.nullish(),
+  strict: z.boolean().nullish(),
+});
+
+export const ResponseTextFormatSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text") }),
+  z.object({ type: z.literal("json_object") }),
+  z.object({
+    type: z.literal("json_schema"),
+    name: z.string().min(1).max(64),
+    schema: JsonSchemaObject,
+    description: z.string().nullish(),
+    strict: z.boolean().nullish(),
+  }),
+]);
+
+export const ResponsesRequestSchema = z.object({
+  model: z.string().min(1).nullish(),
+  input: z.union([z.string(), z.array(ResponseInputItemSchema)]),
+  instructions: z.string().nullish(),
+  tools: z.array(ResponseToolSchema).nullish(),
+  tool_choice: z
+    .union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: z.string().min(1) })])
+    .nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  stream: z.boolean().nullish(),
+  max_output_tokens: z.number().int().positive().nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().gt(0).max(1).nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
+  include: z.array(z.string()).nullish(),
+  text: z.object({ format: ResponseTextFormatSchema.nullish() }).nullish(),
+  previous_response_id: z.string().nullish(),
+  store: z.boolean().nullish(),
+  metadata: z.record(z.string(), z.string()).nullish(),
+  chat_template_kwargs: TemplateKwargsSchema.nullish(),
+  user: z.string().nullish(),
+});
+export type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;
 
 export interface ResponseToolCall {
   id: string;
@@ -82,8 +204,8 @@ export interface ChatCompletionResponse {
   model: string;
   system_fingerprint: string;
   choices: Array<{
-    index: 0;
-    message: { role: "assistant"; content: string | null; refusal: null; tool_calls?: ResponseToolCall[] };
+    index: number;
+    message: { role: "assistant"; content: string | null; refusal: null; reasoning_content?: string; tool_calls?: ResponseToolCall[] };
     logprobs: { content: TokenLogprob[]; refusal: null } | null;
     finish_reason: "stop" | "length" | "tool_calls";
   }>;

@@ -1,4 +1,6 @@
 import type { ChatTurnMessage, ToolDefinition } from "../tokenizers/tokenizer.ts";
+import { HttpError } from "./errors.ts";
+import type { GenerationRequest, ResponseFormat, ToolChoice } from "./generation-request.ts";
 import type { ChatCompletionRequest, ChatMessage } from "./schemas.ts";
 
 function joinContent(content: ChatMessage["content"] | null | undefined): string {
@@ -26,4 +28,40 @@ export function toToolDefinitions(tools: ChatCompletionRequest["tools"]): ToolDe
     if (t.function.parameters !== undefined) d.parameters = t.function.parameters;
     return d;
   });
+}
+
+function stopList(stop: string | string[] | null | undefined): string[] {
+  return stop === undefined || stop === null ? [] : typeof stop === "string" ? [stop] : stop;
+}
+
+export function toResponseFormat(f: ChatCompletionRequest["response_format"]): ResponseFormat {
+  if (!f || f.type === "text") return { type: "text" };
+  if (f.type === "json_object") return { type: "json_object" };
+  return { type: "json_schema", name: f.json_schema.name, schema: f.json_schema.schema ?? {} };
+}
+
+/** A validated chat completion request in the server's terms. */
+export function fromChatRequest(body: ChatCompletionRequest): GenerationRequest {
+  if (body.top_logprobs !== undefined && body.top_logprobs !== null && body.logprobs !== true) {
+    throw new HttpError(400, "AJ_ERR_INVALID_REQUEST", "top_logprobs: requires logprobs: true", { param: "top_logprobs" });
+  }
+  const choice = body.tool_choice;
+  const toolChoice: ToolChoice = choice === undefined || choice === null ? "auto" : typeof choice === "string" ? choice : { name: choice.function.name };
+  return {
+    messages: toTurnMessages(body.messages),
+    tools: toToolDefinitions(body.tools),
+    toolChoice,
+    parallelToolCalls: body.parallel_tool_calls ?? true,
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    temperature: body.temperature ?? undefined,
+    topP: body.top_p ?? undefined,
+    stop: stopList(body.stop).filter((s) => s.length > 0),
+    seed: body.seed ?? undefined,
+    logprobs: body.logprobs === true,
+    topLogprobs: body.top_logprobs ?? 0,
+    n: body.n ?? 1,
+    responseFormat: toResponseFormat(body.response_format),
+    templateKwargs: body.chat_template_kwargs ?? {},
+    params: { toolChoice: "tool_choice", responseFormat: "response_format" },
+  };
 }

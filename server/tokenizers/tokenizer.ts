@@ -30,6 +30,12 @@ export interface ToolDefinition {
   parameters?: unknown;
 }
 
+export interface RenderOptions {
+  tools?: readonly ToolDefinition[];
+  generated?: ReadonlyMap<string, readonly number[]>;
+  templateKwargs?: Readonly<Record<string, unknown>>;
+}
+
 /** Tokenizers behind one interface: the embedded model's own and real HF tokenizers with chat templates. */
 export interface Tokenizer {
   readonly name: string;
@@ -41,12 +47,11 @@ export interface Tokenizer {
   /**
    * Renders a conversation with the chat template. A segment is rendered for each message, so that an
    * assistant message whose text equals an earlier generation can be spliced with that generation's
-   * exact ids (`generated`), never re-tokenized.
+   * exact ids (`generated`), never re-tokenized. Text from messages and tool definitions is tokenized
+   * as text: only the template makes control tokens. `templateKwargs` are extra template variables
+   * (`enable_thinking`); a template that has none ignores them.
    */
-  renderChat(
-    messages: readonly ChatTurnMessage[],
-    options?: { tools?: readonly ToolDefinition[]; generated?: ReadonlyMap<string, readonly number[]> },
-  ): RenderedPrompt;
+  renderChat(messages: readonly ChatTurnMessage[], options?: RenderOptions): RenderedPrompt;
   /** Parses a generation's text into content and tool calls (the model's tool-call syntax). */
   parseAssistant(text: string): { content: string; toolCalls: Array<{ name: string; arguments: string }> };
 }

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { EmbeddedModelSchema, OptimizerSchema } from "../../config/run-config.ts";
 import type { TrainBatch, TrainMetrics, TrainSample } from "../../training/sample.ts";
-import type { Engine, GenerateResult, SamplingParams } from "../engine.ts";
+import type { Engine, GenerateResult, SamplingParams, TokenMask } from "../engine.ts";
 import { applyAdam, clipGradNorm, createAdamState, type AdamState } from "./adam.ts";
 import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from "./checkpoint.ts";
 import { DecodeScratch, decodeTokens } from "./decode.ts";
@@ -22,6 +22,7 @@ import {
 import { forwardSequence, scoreSequence, transposeWeights } from "./model.ts";
 import { PrefixCachePool } from "./prefix-cache.ts";
 import { Rng } from "./rng.ts";
+import { logSumExp } from "./kernels.ts";
 import { sampleToken, topLogprobs } from "./sampling.ts";
 import { accumulateSample, countLossTokens, createLossTotals, scoreReference } from "./train-step.ts";
 
@@ -64,6 +65,7 @@ export function createEmbeddedEngine(opts: EmbeddedEngineOptions): EmbeddedEngin
 
 class EmbeddedEngineImpl implements EmbeddedEngine {
   readonly kind = "embedded" as const;
+  readonly structuredOutput = "mask" as const;
   readonly shape: ModelShape;
   readonly maxContext: number;
   readonly parameterCount: number;
@@ -79,6 +81,10 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
   private readonly pool: PrefixCachePool;
   private readonly order: Int32Array;
   private readonly probs: Float64Array;
+  private readonly masked: Float32Array;
+  private readonly allowed: Uint8Array;
+  /** Generations run one at a time, in call order. */
+  private generating: Promise<unknown> = Promise.resolve();
   /** Train, save and load run one at a time, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
   /** The latest train call; generation issued after it waits for it. */
@@ -101,14 +107,26 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     this.pool = new PrefixCachePool(this.shape, opts.prefixCaches ?? 16);
     this.order = new Int32Array(this.shape.vocabSize);
     this.probs = new Float64Array(this.shape.vocabSize);
+    this.masked = new Float32Array(this.shape.vocabSize);
+    this.allowed = new Uint8Array(this.shape.vocabSize);
   }
 
   version(): number {
     return this.currentVersion;
   }
 
-  /** Log-probs are the sampled tokens' under the model at temperature 1, whatever sampled them; temperature 0 is greedy. */
-  async generate(promptIds: readonly number[], params: SamplingParams): Promise<GenerateResult> {
+  /**
+   * Log-probs are the sampled tokens' under the model at temperature 1, whatever sampled them (and
+   * whatever a mask allowed); temperature 0 is greedy. With `onToken`, the event loop runs after every
+   * token; generations run one at a time (they share the decode scratch).
+   */
+  generate(promptIds: readonly number[], params: SamplingParams): Promise<GenerateResult> {
+    const run = this.generating.then(() => this.runGenerate(promptIds, params));
+    this.generating = run.catch(() => undefined);
+    return run;
+  }
+
+  private async runGenerate(promptIds: readonly number[], params: SamplingParams): Promise<GenerateResult> {
     await this.waitUntilIdle();
     const L = promptIds.length;
     if (L === 0) throw new EmbeddedInputError("the prompt is empty");
@@ -126,18 +144,28 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     const { cache, reuse } = this.pool.acquire(promptIds);
     decodeTokens(this.weights, this.shape, cache, this.scratch, promptIds.slice(reuse), true);
     let finishReason: GenerateResult["finishReason"] = "length";
+    const limit = Math.min(params.maxTokens, this.maxContext - L);
     for (;;) {
       const logits = this.scratch.logits;
-      const tok = sampleToken(logits, V, params.temperature, params.topP, rng, this.order, this.probs);
-      outputIds.push(tok.id);
-      logprobs.push(tok.logprob);
+      let sampleFrom: Float32Array = logits;
+      if (params.mask) {
+        if (!applyMask(params.mask, logits, this.masked, this.allowed, limit - outputIds.length)) break;
+        sampleFrom = this.masked;
+      }
+      const id = sampleToken(sampleFrom, V, params.temperature, params.topP, rng, this.order, this.probs).id;
+      const logprob = logits[id]! - logSumExp(logits, 0, V);
+      params.mask?.accept(id);
+      outputIds.push(id);
+      logprobs.push(logprob);
       if (topK > 0) tops.push(topLogprobs(logits, V, topK));
-      if (stops.has(tok.id)) {
+      const stopNow = params.onToken?.(id, logprob) === true;
+      if (params.onToken) await yieldToEventLoop();
+      if (stops.has(id) || stopNow) {
         finishReason = "stop";
         break;
       }
-      if (outputIds.length >= params.maxTokens || L + outputIds.length >= this.maxContext) break;
-      decodeTokens(this.weights, this.shape, cache, this.scratch, [tok.id], true);
+      if (outputIds.length >= limit) break;
+      decodeTokens(this.weights, this.shape, cache, this.scratch, [id], true);
     }
     const result: GenerateResult = { outputIds, logprobs, finishReason, version };
     if (topK > 0) result.topLogprobs = tops;
@@ -295,6 +323,20 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
       await seen;
     } while (seen !== this.lastTrain);
   }
+}
+
+/** Copies `logits` into `masked` with disallowed ids at -Infinity; false when the mask allows nothing. */
+function applyMask(mask: TokenMask, logits: Float32Array, masked: Float32Array, allowed: Uint8Array, remaining: number): boolean {
+  allowed.fill(0);
+  mask.allowed(allowed, remaining);
+  let any = false;
+  for (let i = 0; i < logits.length; i++) {
+    if (allowed[i] === 1) {
+      masked[i] = logits[i]!;
+      any = true;
+    } else masked[i] = -Infinity;
+  }
+  return any;
 }
 
 function yieldToEventLoop(): Promise<void> {

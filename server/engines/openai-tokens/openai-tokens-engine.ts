@@ -34,6 +34,7 @@ function sanitizeName(s: string): string {
 
 class OpenAITokensEngine implements Engine {
   readonly kind = "openai-tokens";
+  readonly structuredOutput = "guided" as const;
   readonly maxContext: number;
   private readonly pool: ReplicaPool;
   private readonly api: InferenceApi;

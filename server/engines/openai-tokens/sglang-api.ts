@@ -17,6 +17,9 @@ export function buildSglangRequest(model: string, baseModel: string, promptIds: 
       // Keeps the matched stop token in the output, as the Engine contract says.
       no_stop_trim: true,
       ...(params.seed === undefined ? {} : { sampling_seed: params.seed }),
+      ...(params.guided === undefined
+        ? {}
+        : { json_schema: JSON.stringify(params.guided.kind === "json_schema" ? params.guided.schema : { type: "object" }) }),
     },
     return_logprob: true,
     top_logprobs_num: params.topLogprobs ?? 0,
@@ -93,7 +96,18 @@ export function createSglangApi(http: ReplicaHttp, baseModel: string): Inference
       } catch (cause) {
         throw new ReplicaProtocolError(baseUrl, "answer is not JSON", { cause });
       }
-      return parseSglangResponse(baseUrl, json, params.topLogprobs ?? 0);
+      const served = parseSglangResponse(baseUrl, json, params.topLogprobs ?? 0);
+      // Not streamed: the tokens reach `onToken` once the answer is complete (a stop string still cuts).
+      if (params.onToken) {
+        const stopAt = served.outputIds.findIndex((id, i) => params.onToken!(id, served.logprobs[i]!) === true);
+        if (stopAt !== -1) {
+          served.outputIds = served.outputIds.slice(0, stopAt + 1);
+          served.logprobs = served.logprobs.slice(0, stopAt + 1);
+          if (served.topLogprobs) served.topLogprobs = served.topLogprobs.slice(0, stopAt + 1);
+          served.finishReason = "stop";
+        }
+      }
+      return served;
     },
     async loadAdapter(baseUrl, name, path) {
       try {

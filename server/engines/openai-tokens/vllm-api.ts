@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { SamplingParams } from "../engine.ts";
-import { ReplicaProtocolError, ReplicaRequestError } from "./errors.ts";
+import { ReplicaProtocolError, ReplicaRequestError, ReplicaUnavailableError } from "./errors.ts";
 import type { InferenceApi, ServedGeneration } from "./inference-api.ts";
 import type { ReplicaHttp } from "./replica-http.ts";
 
@@ -16,8 +16,10 @@ export const VllmCompletionRequestSchema = z.object({
   logprobs: z.number().int().min(0),
   return_tokens_as_token_ids: z.literal(true),
   skip_special_tokens: z.literal(false),
-  stream: z.literal(false),
+  stream: z.boolean(),
   n: z.literal(1),
+  /** vLLM >= 0.10's guided decoding (`guided_json` before it, removed in 0.12). */
+  structured_outputs: z.union([z.object({ json: z.unknown() }), z.object({ json_object: z.literal(true) })]).optional(),
 });
 export type VllmCompletionRequest = z.infer<typeof VllmCompletionRequestSchema>;
 
@@ -72,9 +74,92 @@ export function buildVllmRequest(model: string, promptIds: readonly number[], pa
     logprobs: params.topLogprobs ?? 0,
     return_tokens_as_token_ids: true,
     skip_special_tokens: false,
-    stream: false,
+    stream: params.onToken !== undefined,
     n: 1,
+    ...(params.guided === undefined
+      ? {}
+      : { structured_outputs: params.guided.kind === "json_schema" ? { json: params.guided.schema } : { json_object: true as const } }),
   };
+}
+
+/** One `stream: true` chunk: the tokens it adds (as "token_id:N"), and the finish reason on the last. */
+const VllmStreamChunkSchema = z.object({
+  model: z.string().optional(),
+  choices: z.array(
+    z.object({
+      logprobs: z
+        .object({
+          tokens: z.array(z.string()),
+          token_logprobs: z.array(z.number().nullable()),
+          top_logprobs: z.array(z.record(z.string(), z.number()).nullable()).nullable().optional(),
+        })
+        .nullable()
+        .optional(),
+      finish_reason: z.string().nullable().optional(),
+    }),
+  ),
+});
+
+/** Generation with `stream: true`: each token goes to `onToken` as the replica sends it. */
+async function generateStreaming(http: ReplicaHttp, url: string, request: VllmCompletionRequest, params: SamplingParams): Promise<ServedGeneration> {
+  const out: ServedGeneration = { outputIds: [], logprobs: [], finishReason: "length" };
+  const tops: Array<Array<{ id: number; logprob: number }>> = [];
+  const k = params.topLogprobs ?? 0;
+  let finish: string | null = null;
+  const onData = (data: string): boolean => {
+    if (data === "[DONE]") return true;
+    let json: unknown;
+    try {
+      json = JSON.parse(data);
+    } catch (cause) {
+      throw new ReplicaProtocolError(url, "a stream chunk is not JSON", { cause });
+    }
+    const chunk = VllmStreamChunkSchema.safeParse(json);
+    if (!chunk.success) throw new ReplicaProtocolError(url, "not a vLLM completion chunk", { cause: chunk.error });
+    if (chunk.data.model !== undefined) out.servedModel = chunk.data.model;
+    const choice = chunk.data.choices[0];
+    if (!choice) return false;
+    const lp = choice.logprobs;
+    for (let i = 0; i < (lp?.tokens.length ?? 0); i++) {
+      const id = parseTokenId(lp!.tokens[i]!);
+      const l = lp!.token_logprobs[i];
+      if (id === undefined) throw new ReplicaProtocolError(url, `token ${JSON.stringify(lp!.tokens[i])} is not "token_id:N"`);
+      if (l === null || l === undefined) throw new ReplicaProtocolError(url, `no log-prob for output token ${out.outputIds.length}`);
+      out.outputIds.push(id);
+      out.logprobs.push(l);
+      if (k > 0) {
+        const step = lp!.top_logprobs?.[i] ?? {};
+        tops.push(
+          Object.entries(step)
+            .flatMap(([tok, logprob]) => {
+              const t = parseTokenId(tok);
+              return t === undefined ? [] : [{ id: t, logprob }];
+            })
+            .sort((a, b) => b.logprob - a.logprob)
+            .slice(0, k),
+        );
+      }
+      if (params.onToken?.(id, l) === true) {
+        finish = "stop";
+        return true;
+      }
+    }
+    if (choice.finish_reason) finish = choice.finish_reason;
+    return false;
+  };
+  try {
+    await http.postStream(url, "/v1/completions", request, onData);
+  } catch (e) {
+    // Tokens already streamed cannot be taken back: no retry on another replica.
+    if (e instanceof ReplicaUnavailableError && out.outputIds.length > 0) {
+      throw new ReplicaProtocolError(url, `the stream broke after ${out.outputIds.length} tokens`, { cause: e });
+    }
+    throw e;
+  }
+  if (finish !== "stop" && finish !== "length") throw new ReplicaProtocolError(url, `finish_reason ${String(finish)}`);
+  out.finishReason = finish;
+  if (k > 0) out.topLogprobs = tops;
+  return out;
 }
 
 export function parseVllmResponse(url: string, json: unknown, topLogprobs: number): ServedGeneration {
@@ -139,7 +224,9 @@ export function createVllmApi(http: ReplicaHttp): InferenceApi {
       return parseVllmPromptLogprobs(baseUrl, json, ids);
     },
     async generate(baseUrl, model, promptIds, params) {
-      const text = await http.post(baseUrl, "/v1/completions", buildVllmRequest(model, promptIds, params));
+      const request = buildVllmRequest(model, promptIds, params);
+      if (request.stream) return generateStreaming(http, baseUrl, request, params);
+      const text = await http.post(baseUrl, "/v1/completions", request);
       let json: unknown;
       try {
         json = JSON.parse(text);

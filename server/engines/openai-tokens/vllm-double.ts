@@ -38,6 +38,8 @@ export interface VllmDouble {
   failNext(n: number, status?: number): void;
   /** Completions wait until the returned release function is called. */
   hold(): () => void;
+  /** Streamed completions pause after their first token until the returned release function is called. */
+  pauseAfterFirstToken(): () => void;
 }
 
 const CompletionRequestSchema = z.object({
@@ -131,6 +133,7 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
   const adapters = new Map<string, string>();
   let failures: { n: number; status: number } = { n: 0, status: 500 };
   const holds = new Set<Promise<void>>();
+  let streamPause: Promise<void> | null = null;
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
 
   app.get("/v1/models", async () => ({
@@ -161,7 +164,7 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
     if (!Array.isArray(body.prompt) || body.prompt.some((x) => typeof x !== "number")) {
       return vllmError(reply, 400, "BadRequestError", "this double serves token-id prompts only");
     }
-    if (body.stream || body.n !== 1) return vllmError(reply, 400, "BadRequestError", "this double serves stream=false, n=1 only");
+    if (body.n !== 1) return vllmError(reply, 400, "BadRequestError", "this double serves n=1 only");
     const prompt = body.prompt as number[];
     if (prompt.some((id) => id >= vocab)) return vllmError(reply, 400, "BadRequestError", `token id out of vocabulary (${vocab})`);
     if (prompt.length + body.max_tokens > maxModelLen) {
@@ -207,6 +210,36 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
             const rank = 1 + Array.from(lp).filter((x) => x > lp[id]!).length;
             return { [String(id)]: { logprob: Math.max(lp[id]!, -9999), rank, decoded_token: `<${id}>` } };
           });
+    const withLogprobs = body.logprobs !== undefined && body.logprobs !== null;
+    const id = `cmpl-${randomBytes(16).toString("hex")}`;
+    const created = Math.floor(Date.now() / 1000);
+    if (body.stream) {
+      // One chunk per token, as vLLM streams them, then the finish reason and [DONE].
+      reply.hijack();
+      reply.raw.writeHead(200, { "content-type": "text/event-stream" });
+      const send = (data: unknown) => reply.raw.write(`data: ${JSON.stringify(data)}\n\n`);
+      for (let i = 0; i < outputIds.length; i++) {
+        const t = outputIds[i]!;
+        send({
+          id,
+          object: "text_completion",
+          created,
+          model: body.model,
+          choices: [{
+            index: 0,
+            text: `<${t}>`,
+            logprobs: withLogprobs
+              ? { text_offset: [0], token_logprobs: [logprobs[i]!], tokens: [body.return_tokens_as_token_ids ? `token_id:${t}` : `<${t}>`], top_logprobs: [tops[i]!] }
+              : null,
+            finish_reason: i === outputIds.length - 1 ? finish : null,
+            stop_reason: i === outputIds.length - 1 ? stopReason : null,
+          }],
+        });
+        if (i === 0 && streamPause) await streamPause;
+      }
+      reply.raw.end("data: [DONE]\n\n");
+      return reply;
+    }
     const pieces = outputIds.map((id) => `<${id}>`);
     const offsets: number[] = [];
     let off = 0;
@@ -214,11 +247,10 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
       offsets.push(off);
       off += p.length;
     }
-    const withLogprobs = body.logprobs !== undefined && body.logprobs !== null;
     return {
-      id: `cmpl-${randomBytes(16).toString("hex")}`,
+      id,
       object: "text_completion",
-      created: Math.floor(Date.now() / 1000),
+      created,
       model: body.model,
       choices: [
         {
@@ -273,6 +305,16 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
     adapters,
     failNext(n, status = 500) {
       failures = { n, status };
+    },
+    pauseAfterFirstToken() {
+      let release!: () => void;
+      streamPause = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return () => {
+        streamPause = null;
+        release();
+      };
     },
     hold() {
       let release!: () => void;

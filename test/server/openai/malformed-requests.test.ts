@@ -49,7 +49,35 @@ const WRONG_TYPES: Array<Record<string, unknown>> = [
   { tool_choice: "sometimes" },
   { stream: "true" },
   { stream_options: { include_usage: "y" } },
-  { n: 3 },
+  { n: 0 },
+  { n: 17 },
+  { top_logprobs: 2 },
+  { logprobs: false, top_logprobs: 1 },
+  { tools: [{ type: "function", function: { name: "f" } }], tool_choice: { type: "function", function: { name: "undeclared" } } },
+  { tool_choice: "required" },
+  { response_format: { type: "xml" } },
+  { response_format: { type: "json_schema" } },
+  // The test engine cannot constrain decoding: a constraint it cannot honour is a 400, never ignored.
+  { response_format: { type: "json_object" } },
+  { tools: [{ type: "function", function: { name: "f" } }], tool_choice: "required" },
+  { chat_template_kwargs: { enable_thinking: { deep: true } } },
+];
+
+/** A JSON schema nested 10,000 levels deep, as text (JSON.stringify itself overflows the stack on it). */
+const DEEP = `${'{"type":"object","properties":{"a":'.repeat(10_000)}{}${"}}".repeat(10_000)}`;
+/** `{...VALID, <field>: <deep>}` as JSON text. */
+const withDeep = (base: Record<string, unknown>, field: string, wrap = (d: string) => d): string => `${JSON.stringify(base).slice(0, -1)},"${field}":${wrap(DEEP)}}`;
+
+const RESPONSES_BAD: Array<Record<string, unknown>> = [
+  { input: 5 },
+  { input: [{ type: "function_call" }] },
+  { input: [{ type: "item_reference", id: "nope" }] },
+  { input: [{ role: "wizard", content: "x" }] },
+  { input: "hi", previous_response_id: "resp_nope" },
+  { input: "hi", tools: [{ type: "web_search" }] },
+  { input: "hi", tool_choice: { type: "function", name: "undeclared" } },
+  { input: "hi", text: { format: { type: "json_schema" } } },
+  { input: "hi", max_output_tokens: 0 },
 ];
 
 function makeCases(key: string, n: number): Case[] {
@@ -64,6 +92,27 @@ function makeCases(key: string, n: number): Case[] {
       return { label: "bad JSON", method: "POST", path: "/v1/chat/completions", headers: auth, body: rand() < 0.5 ? cut || "{" : garbage };
     },
     (): Case => ({ label: "wrong types", method: "POST", path: "/v1/chat/completions", headers: auth, body: JSON.stringify({ ...VALID, ...pick(WRONG_TYPES) }) }),
+    (): Case => ({
+      label: "deep nesting",
+      method: "POST",
+      path: pick(["/v1/chat/completions", "/v1/responses"]),
+      headers: auth,
+      body: pick([
+        withDeep(VALID, "tools", (d) => `[{"type":"function","function":{"name":"f","parameters":${d}}}]`),
+        withDeep({ ...VALID, input: "hi" }, "tools", (d) => `[{"type":"function","name":"f","parameters":${d}}]`),
+        withDeep({ ...VALID, input: "hi" }, "metadata"),
+        withDeep(VALID, "metadata"),
+        withDeep(VALID, "response_format", (d) => `{"type":"json_schema","json_schema":{"name":"x","schema":${d}}}`),
+      ]),
+    }),
+    (): Case => ({ label: "bad responses", method: "POST", path: "/v1/responses", headers: auth, body: JSON.stringify({ model: "main", ...pick(RESPONSES_BAD) }) }),
+    (): Case => ({
+      label: "bad completions",
+      method: "POST",
+      path: "/v1/completions",
+      headers: auth,
+      body: JSON.stringify(pick([{ model: "main" }, { model: "main", prompt: 5 }, { model: "main", prompt: ["a", "b"] }, { model: "main", prompt: "x", logprobs: 9 }, { model: "main", prompt: "x", echo: true }])),
+    }),
     (): Case => ({
       label: "unknown role",
       method: "POST",
@@ -93,6 +142,7 @@ function makeCases(key: string, n: number): Case[] {
       () => ({ label: "unknown route", method: "GET", path: `/v1/${pick(["nope", "chat", "models/x/y", "episodes/x/y"])}`, headers: {} }),
       () => ({ label: "wrong method", method: "GET", path: "/v1/chat/completions", headers: auth }),
       () => ({ label: "bad register", method: "POST", path: "/v1/episodes", headers: auth, body: JSON.stringify(pick([{}, { taskId: 1 }, { taskId: "t", env: "e", agents: {} }, { taskId: "t", env: "e", agents: { a: { kind: "policy", target: "nope" } } }, { taskId: "t", env: "e", agents: { a: { kind: "x", target: "main" } } }])) }),
+      () => ({ label: "deep metadata", method: "POST", path: "/v1/episodes", headers: auth, body: withDeep({ taskId: "t", env: "smoke", agents: { a: { kind: "policy", target: "main" } } }, "metadata") }),
       () => ({ label: "bad end", method: "POST", path: `/v1/episodes/${pick(["e1", "missing"])}/end`, headers: auth, body: JSON.stringify(pick([{}, { rewards: { a: "1" } }, { rewards: [] }])) }),
       () => ({ label: "bad abort", method: "POST", path: `/v1/episodes/${pick(["e1", "missing"])}/abort`, headers: auth, body: JSON.stringify(pick([{}, { reason: "x" }, { reason: { kind: "" , message: "m" } }])) }),
       () => ({ label: "unknown episode", method: pick(["GET", "POST"] as const), path: "/v1/episodes/missing/heartbeat", headers: auth, body: "{}" }),

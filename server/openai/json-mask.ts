@@ -1,0 +1,365 @@
+import type { TokenMask } from "../engines/engine.ts";
+import type { Tokenizer } from "../tokenizers/tokenizer.ts";
+import { HttpError } from "./errors.ts";
+
+/**
+ * Structured output for in-process engines: a JSON schema compiled to a small grammar, matched
+ * character by character by a nondeterministic stack machine, and turned into a per-token mask. The
+ * mask also keeps the output short enough to finish: a token is allowed only if the shortest completion
+ * after it still fits the tokens left. Output is compact JSON (no whitespace); object keys come in the
+ * schema's order.
+ */
+export type Grammar =
+  | { k: "object"; props: Array<{ key: string; g: Grammar; required: boolean }> }
+  | { k: "open-object" }
+  | { k: "array"; items: Grammar; min: number; max: number }
+  | { k: "string"; min: number; max: number }
+  | { k: "number"; integer: boolean }
+  | { k: "literal"; text: string }
+  | { k: "any" }
+  | { k: "union"; options: Grammar[] };
+
+const IGNORED = new Set(["description", "title", "default", "examples", "$schema", "additionalProperties", "strict", "$comment", "deprecated", "readOnly", "writeOnly", "nullable", "$id"]);
+const MAX_DEPTH = 32;
+
+function unsupported(param: string, path: string, what: string): never {
+  throw new HttpError(400, "AJ_ERR_UNSUPPORTED_PARAMETER", `${param}: schema ${path || "(root)"}: ${what} cannot be enforced`, { param });
+}
+
+/** Compiles a JSON schema (the subset that can be enforced token by token) or answers a 400 naming `param`. */
+export function toJsonGrammar(schema: unknown, param: string): Grammar {
+  const compile = (s: unknown, path: string, depth: number): Grammar => {
+    if (depth > MAX_DEPTH) unsupported(param, path, `nesting deeper than ${MAX_DEPTH}`);
+    if (s === true || s === undefined) return { k: "any" };
+    if (typeof s !== "object" || s === null || Array.isArray(s)) unsupported(param, path, "a non-object schema");
+    const o = s as Record<string, unknown>;
+    const known = new Set(["type", "properties", "required", "items", "enum", "const", "anyOf", "oneOf", "minItems", "maxItems", "minLength", "maxLength", "$defs", "definitions"]);
+    for (const key of Object.keys(o)) if (!known.has(key) && !IGNORED.has(key)) unsupported(param, path, `'${key}'`);
+    let g = compileTyped(o, path, depth);
+    if (o.nullable === true) g = { k: "union", options: [g, { k: "literal", text: "null" }] };
+    return g;
+  };
+  const compileTyped = (o: Record<string, unknown>, path: string, depth: number): Grammar => {
+    if ("const" in o) return { k: "literal", text: JSON.stringify(o.const) };
+    if (Array.isArray(o.enum)) {
+      if (o.enum.length === 0) unsupported(param, path, "an empty enum");
+      return { k: "union", options: o.enum.map((v) => ({ k: "literal", text: JSON.stringify(v) })) };
+    }
+    const alts = (o.anyOf ?? o.oneOf) as unknown;
+    if (Array.isArray(alts)) return { k: "union", options: alts.map((a, i) => compile(a, `${path}/anyOf/${i}`, depth + 1)) };
+    const type = o.type;
+    if (Array.isArray(type)) return { k: "union", options: type.map((t) => compileTyped({ ...o, type: t }, path, depth)) };
+    switch (type) {
+      case undefined:
+        return "properties" in o ? compileObject(o, path, depth) : { k: "any" };
+      case "object":
+        return compileObject(o, path, depth);
+      case "array": {
+        const min = typeof o.minItems === "number" ? o.minItems : 0;
+        const max = typeof o.maxItems === "number" ? o.maxItems : Infinity;
+        return { k: "array", items: compile(o.items, `${path}/items`, depth + 1), min, max };
+      }
+      case "string":
+        return { k: "string", min: typeof o.minLength === "number" ? o.minLength : 0, max: typeof o.maxLength === "number" ? o.maxLength : Infinity };
+      case "number":
+        return { k: "number", integer: false };
+      case "integer":
+        return { k: "number", integer: true };
+      case "boolean":
+        return { k: "union", options: [{ k: "literal", text: "true" }, { k: "literal", text: "false" }] };
+      case "null":
+        return { k: "literal", text: "null" };
+      default:
+        return unsupported(param, path, `type ${JSON.stringify(type)}`);
+    }
+  };
+  const compileObject = (o: Record<string, unknown>, path: string, depth: number): Grammar => {
+    const props = o.properties;
+    if (props === undefined) return { k: "open-object" };
+    if (typeof props !== "object" || props === null) unsupported(param, path, "'properties' that is not an object");
+    const required = new Set(Array.isArray(o.required) ? o.required.map(String) : []);
+    return {
+      k: "object",
+      props: Object.entries(props as Record<string, unknown>).map(([key, sub]) => ({
+        key,
+        g: compile(sub, `${path}/properties/${key}`, depth + 1),
+        required: required.has(key),
+      })),
+    };
+  };
+  return compile(schema, "", 0);
+}
+
+// --- the matcher -------------------------------------------------------------------------------
+
+type Frame =
+  | { t: "value"; g: Grammar }
+  | { t: "lit"; text: string; pos: number }
+  | { t: "str"; n: number; min: number; max: number }
+  | { t: "num"; integer: boolean; phase: "sign" | "zero" | "int" | "dot" | "frac" }
+  | { t: "obj"; g: Extract<Grammar, { k: "object" }>; next: number; first: boolean }
+  | { t: "open"; first: boolean }
+  | { t: "arr"; g: Extract<Grammar, { k: "array" }>; count: number };
+
+interface Stack {
+  f: Frame;
+  up: Stack | null;
+}
+/** A stack machine state; null is "a complete value, nothing left". */
+type State = Stack | null;
+
+const push = (up: State, f: Frame): Stack => ({ f, up });
+const isDigit = (c: string) => c >= "0" && c <= "9";
+
+function minLen(g: Grammar): number {
+  switch (g.k) {
+    case "object": {
+      const req = g.props.filter((p) => p.required);
+      return 2 + req.reduce((n, p) => n + JSON.stringify(p.key).length + 1 + minLen(p.g), 0) + Math.max(0, req.length - 1);
+    }
+    case "open-object":
+      return 2;
+    case "array":
+      return 2 + g.min * minLen(g.items) + Math.max(0, g.min - 1);
+    case "string":
+      return 2 + g.min;
+    case "number":
+    case "any":
+      return 1;
+    case "literal":
+      return g.text.length;
+    case "union":
+      return Math.min(...g.options.map(minLen));
+  }
+}
+
+function frameCost(f: Frame): number {
+  switch (f.t) {
+    case "value":
+      return minLen(f.g);
+    case "lit":
+      return f.text.length - f.pos;
+    case "str":
+      return 1 + Math.max(0, f.min - f.n);
+    case "num":
+      return f.phase === "sign" || f.phase === "dot" ? 1 : 0;
+    case "obj": {
+      const req = f.g.props.slice(f.next).filter((p) => p.required);
+      return 1 + req.reduce((n, p, i) => n + (i > 0 || !f.first ? 1 : 0) + JSON.stringify(p.key).length + 1 + minLen(p.g), 0);
+    }
+    case "open":
+      return 1;
+    case "arr": {
+      const left = Math.max(0, f.g.min - f.count);
+      return 1 + left * (minLen(f.g.items) + 1) - (left > 0 && f.count === 0 ? 1 : 0);
+    }
+  }
+}
+
+function cost(s: State): number {
+  let n = 0;
+  for (let x = s; x; x = x.up) n += frameCost(x.f);
+  return n;
+}
+
+/** A state that may end here: nothing left, or only a number that is complete. */
+function canEnd(s: State): boolean {
+  for (let x = s; x; x = x.up) {
+    if (x.f.t !== "num" || x.f.phase === "sign" || x.f.phase === "dot") return false;
+  }
+  return true;
+}
+
+interface MatchOptions {
+  /** Characters a string may not hold (besides `"`, `\` and controls). */
+  banned: string;
+}
+
+/** The states after reading `c` from a value of grammar `g` whose frame has been popped off `up`. */
+function startValue(g: Grammar, up: State, c: string, o: MatchOptions, out: State[]): void {
+  switch (g.k) {
+    case "object":
+      if (c === "{") out.push(push(up, { t: "obj", g, next: 0, first: true }));
+      return;
+    case "open-object":
+      if (c === "{") out.push(push(up, { t: "open", first: true }));
+      return;
+    case "array":
+      if (c === "[") out.push(push(up, { t: "arr", g, count: 0 }));
+      return;
+    case "string":
+      if (c === '"') out.push(push(up, { t: "str", n: 0, min: g.min, max: g.max }));
+      return;
+    case "number":
+      if (c === "-") out.push(push(up, { t: "num", integer: g.integer, phase: "sign" }));
+      else if (c === "0") out.push(push(up, { t: "num", integer: g.integer, phase: "zero" }));
+      else if (isDigit(c)) out.push(push(up, { t: "num", integer: g.integer, phase: "int" }));
+      return;
+    case "literal":
+      if (c === g.text[0]) out.push(g.text.length === 1 ? up : push(up, { t: "lit", text: g.text, pos: 1 }));
+      return;
+    case "any":
+      for (const alt of ANY) startValue(alt, up, c, o, out);
+      return;
+    case "union":
+      for (const alt of g.options) startValue(alt, up, c, o, out);
+      return;
+  }
+}
+
+const ANY: Grammar[] = [
+  { k: "open-object" },
+  { k: "array", items: { k: "any" }, min: 0, max: Infinity },
+  { k: "string", min: 0, max: Infinity },
+  { k: "number", integer: false },
+  { k: "literal", text: "true" },
+  { k: "literal", text: "false" },
+  { k: "literal", text: "null" },
+];
+
+/** The states after reading `c` in state `s` (none: `c` is not allowed). */
+function step(s: State, c: string, o: MatchOptions, out: State[]): void {
+  if (s === null) return;
+  const { f, up } = s;
+  switch (f.t) {
+    case "value":
+      startValue(f.g, up, c, o, out);
+      return;
+    case "lit":
+      if (c === f.text[f.pos]) out.push(f.pos + 1 === f.text.length ? up : push(up, { ...f, pos: f.pos + 1 }));
+      return;
+    case "str":
+      if (c === '"') {
+        if (f.n >= f.min) out.push(up);
+      } else if (c !== "\\" && c >= " " && !o.banned.includes(c) && f.n < f.max) {
+        out.push(push(up, { ...f, n: f.n + 1 }));
+      }
+      return;
+    case "num": {
+      const next = (phase: typeof f.phase) => out.push(push(up, { ...f, phase }));
+      if (f.phase === "sign") {
+        if (c === "0") next("zero");
+        else if (isDigit(c)) next("int");
+        return;
+      }
+      if (f.phase === "dot") {
+        if (isDigit(c)) next("frac");
+        return;
+      }
+      if (isDigit(c) && f.phase !== "zero") return void next(f.phase);
+      if (c === "." && !f.integer && (f.phase === "zero" || f.phase === "int")) return void next("dot");
+      // The number is complete; the character belongs to what follows it.
+      step(up, c, o, out);
+      return;
+    }
+    case "obj":
+      if (f.first && c === '"') stepObjectKey(f, up, false, out);
+      if (!f.first && c === ",") stepObjectKey(f, up, true, out);
+      if (c === "}" && !f.g.props.slice(f.next).some((p) => p.required)) out.push(up);
+      return;
+    case "open": {
+      if (c === "}") out.push(up);
+      if (!(f.first ? c === '"' : c === ",")) return;
+      // a key string, a colon, any value, then back to the object
+      const colon = push(push(push(up, { t: "open", first: false }), { t: "value", g: { k: "any" } }), { t: "lit", text: ":", pos: 0 });
+      const key = push(colon, { t: "str", n: 0, min: 0, max: Infinity });
+      out.push(f.first ? key : push(key, { t: "lit", text: '"', pos: 0 }));
+      return;
+    }
+    case "arr": {
+      const { g } = f;
+      if (f.count === 0) {
+        if (c === "]" && g.min === 0) out.push(up);
+        if (g.max > 0) startValue(g.items, push(up, { ...f, count: 1 }), c, o, out);
+        return;
+      }
+      if (c === "]" && f.count >= g.min) out.push(up);
+      if (c === "," && f.count < g.max) out.push(push(push(up, { ...f, count: f.count + 1 }), { t: "value", g: g.items }));
+      return;
+    }
+  }
+}
+
+/** The next key of a declared-properties object (after its opening quote, or before it after a comma): one state per key that may come next. */
+function stepObjectKey(f: Extract<Frame, { t: "obj" }>, up: State, beforeQuote: boolean, out: State[]): void {
+  const props = f.g.props;
+  for (let j = f.next; j < props.length; j++) {
+    const p = props[j]!;
+    const key = JSON.stringify(p.key);
+    const value = push(push(up, { t: "obj", g: f.g, next: j + 1, first: false }), { t: "value", g: p.g });
+    out.push(push(value, { t: "lit", text: `${beforeQuote ? key : key.slice(1)}:`, pos: 0 }));
+    if (p.required) break;
+  }
+}
+
+function feed(states: readonly State[], text: string, o: MatchOptions): State[] {
+  let cur = states;
+  for (const c of text) {
+    const next: State[] = [];
+    for (const s of cur) step(s, c, o, next);
+    if (next.length === 0) return next;
+    cur = next.length > 64 ? next.slice(0, 64) : next;
+  }
+  return cur as State[];
+}
+
+const pieceCache = new WeakMap<Tokenizer, string[]>();
+
+function piecesOf(tokenizer: Tokenizer): string[] {
+  let pieces = pieceCache.get(tokenizer);
+  if (!pieces) {
+    pieces = Array.from({ length: tokenizer.vocabSize }, (_, id) => tokenizer.decode([id]));
+    pieceCache.set(tokenizer, pieces);
+  }
+  return pieces;
+}
+
+const CONTROL_PIECE = /^<\|[^|]*\|>$/;
+
+function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions): TokenMask & { minTokens: number } {
+  const pieces = piecesOf(tokenizer);
+  const stops = new Set(tokenizer.stopIds);
+  let states = initial;
+  return {
+    minTokens: Math.min(...initial.map(cost)) + 1,
+    allowed(out, remaining) {
+      const done = states.some(canEnd);
+      for (const id of stops) if (done) out[id] = 1;
+      if (remaining <= 1) return;
+      for (let id = 0; id < pieces.length; id++) {
+        const p = pieces[id]!;
+        if (p.length === 0 || stops.has(id) || CONTROL_PIECE.test(p)) continue;
+        const after = feed(states, p, o);
+        if (after.length === 0) continue;
+        // after this token, `remaining - 1` tokens are left: enough for the shortest completion and the stop
+        if (Math.min(...after.map(cost)) + 1 <= remaining - 1) out[id] = 1;
+      }
+    },
+    accept(id) {
+      if (stops.has(id)) return;
+      states = feed(states, pieces[id] ?? "", o);
+    },
+  };
+}
+
+/** A mask that lets only JSON of `grammar` through, then an end of turn. */
+export function createJsonMask(tokenizer: Tokenizer, grammar: Grammar): TokenMask & { minTokens: number } {
+  return createMask(tokenizer, [push(null, { t: "value", g: grammar })], { banned: "" });
+}
+
+/**
+ * A mask that makes the generation exactly one tool call in the tokenizers' syntax,
+ * `<tool_call>{"name": <one of the tools>, "arguments": <its parameters>}</tool_call>`, then an end of turn.
+ */
+export function createToolCallMask(
+  tokenizer: Tokenizer,
+  tools: ReadonlyArray<{ name: string; grammar: Grammar }>,
+): TokenMask & { minTokens: number } {
+  const initial = tools.map((t) => {
+    const close = push(null, { t: "lit", text: "}</tool_call>", pos: 0 });
+    const args = push(close, { t: "value", g: t.grammar });
+    return push(args, { t: "lit", text: `<tool_call>{"name":${JSON.stringify(t.name)},"arguments":`, pos: 0 });
+  });
+  // "<" would let a string argument close the block early.
+  return createMask(tokenizer, initial, { banned: "<" });
+}
