@@ -1,0 +1,142 @@
+import { Ajv } from "ajv";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EmbeddedModelSchema, OptimizerSchema } from "../../../server/config/run-config.ts";
+import { createEmbeddedEngine } from "../../../server/engines/embedded/index.ts";
+import { createOpenAITokensEngine } from "../../../server/engines/openai-tokens/index.ts";
+import { type DoubleRig, startDoubles } from "../engines/external/doubles.ts";
+import { buildTestServer } from "../helpers/build-test-server.ts";
+import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
+
+/** An untrained embedded policy: whatever it says is noise, so only the mask can make it well-formed. */
+function untrained(seed: number) {
+  return createEmbeddedEngine({
+    vocabSize: tok.vocabSize,
+    model: EmbeddedModelSchema.parse({ layers: 1, dim: 16, heads: 2, context: 512, seed }),
+    optimizer: OptimizerSchema.parse({}),
+  });
+}
+
+const SCHEMAS: Array<Record<string, unknown>> = [
+  {
+    type: "object",
+    properties: {
+      name: { type: "string", maxLength: 12 },
+      age: { type: "integer" },
+      score: { type: "number" },
+      ok: { type: "boolean" },
+      tags: { type: "array", items: { type: "string", maxLength: 5 }, maxItems: 3 },
+      role: { enum: ["wolf", "seer", "witch"] },
+      note: { type: ["string", "null"], maxLength: 8 },
+    },
+    required: ["name", "age", "role", "ok"],
+    additionalProperties: false,
+  },
+  { type: "object", properties: { vote: { type: "string", enum: ["p1", "p2", "p3"] }, reason: { type: "string", maxLength: 20 } }, required: ["vote"] },
+  { type: "array", items: { type: "integer" }, minItems: 2, maxItems: 4 },
+  { type: "object", properties: { nested: { type: "object", properties: { x: { type: "number" }, y: { anyOf: [{ type: "string", maxLength: 4 }, { type: "null" }] } }, required: ["x", "y"] } }, required: ["nested"] },
+];
+
+describe("structured output on the embedded engine (untrained)", () => {
+  let app: FastifyInstance;
+  let chat: (body: Record<string, unknown>) => Promise<{ statusCode: number; json(): any }>;
+
+  beforeAll(async () => {
+    app = await buildTestServer({ main: untrained(11) });
+    const store = app.agentjet.store;
+    store.register({ episodeId: "s", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
+    const c = store.claim();
+    if (c.kind !== "claimed") throw new Error("no claim");
+    const key = c.keys.solver!;
+    chat = (body) => app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${key}` }, payload: { model: "main", messages: [{ role: "user", content: "Answer." }], ...body } });
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it("json_schema output always parses and validates", async () => {
+    const ajv = new Ajv();
+    for (const [i, schema] of SCHEMAS.entries()) {
+      const validate = ajv.compile(schema);
+      for (let seed = 0; seed < 6; seed++) {
+        const res = await chat({ response_format: { type: "json_schema", json_schema: { name: `s${i}`, schema } }, temperature: 1, seed, max_tokens: 120 });
+        expect(res.statusCode).toBe(200);
+        const content = res.json().choices[0].message.content as string;
+        const value = JSON.parse(content) as unknown;
+        expect(validate(value), `schema ${i} seed ${seed}: ${content} ${JSON.stringify(validate.errors)}`).toBe(true);
+      }
+    }
+  });
+
+  it("finishes inside a tight max_tokens, and refuses one too small for the schema", async () => {
+    const schema = SCHEMAS[0]!;
+    for (let seed = 0; seed < 4; seed++) {
+      const res = await chat({ response_format: { type: "json_schema", json_schema: { name: "tight", schema } }, seed, max_tokens: 50 });
+      expect(() => JSON.parse(res.json().choices[0].message.content)).not.toThrow();
+      expect(res.json().usage.completion_tokens).toBeLessThanOrEqual(50);
+    }
+    const small = await chat({ response_format: { type: "json_schema", json_schema: { name: "tight", schema } }, max_tokens: 10 });
+    expect([small.statusCode, small.json().error.param]).toEqual([400, "max_tokens"]);
+  });
+
+  it("json_object output is a JSON object", async () => {
+    for (let seed = 0; seed < 6; seed++) {
+      const res = await chat({ response_format: { type: "json_object" }, seed, max_tokens: 60 });
+      const v = JSON.parse(res.json().choices[0].message.content) as unknown;
+      expect(typeof v === "object" && v !== null && !Array.isArray(v)).toBe(true);
+    }
+  });
+
+  it("tool_choice required always yields a tool call with valid arguments; a named function is that function", async () => {
+    const params = { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] };
+    const tools = [
+      { type: "function", function: { name: "add", parameters: params } },
+      { type: "function", function: { name: "shout", parameters: { type: "object", properties: { text: { type: "string", maxLength: 10 } }, required: ["text"] } } },
+    ];
+    const validate = new Ajv().compile(params);
+    for (let seed = 0; seed < 8; seed++) {
+      const res = await chat({ tools, tool_choice: "required", seed, max_tokens: 80, parallel_tool_calls: false });
+      const choice = res.json().choices[0];
+      expect(choice.finish_reason).toBe("tool_calls");
+      expect(choice.message.tool_calls).toHaveLength(1);
+      expect(["add", "shout"]).toContain(choice.message.tool_calls[0].function.name);
+      const named = (await chat({ tools, tool_choice: { type: "function", function: { name: "add" } }, seed, max_tokens: 80 })).json().choices[0];
+      expect(named.message.tool_calls[0].function.name).toBe("add");
+      expect(validate(JSON.parse(named.message.tool_calls[0].function.arguments))).toBe(true);
+    }
+  });
+
+  it("a schema keyword that cannot be enforced is a 400 naming the field", async () => {
+    const res = await chat({ response_format: { type: "json_schema", json_schema: { name: "p", schema: { type: "string", pattern: "^a+$" } } } });
+    expect([res.statusCode, res.json().error.param]).toEqual([400, "response_format"]);
+  });
+});
+
+describe("structured output on the vLLM-shaped engine", () => {
+  let rig: DoubleRig;
+  beforeAll(async () => {
+    rig = await startDoubles({ replicas: 1, vllm: { vocabSize: tok.vocabSize } });
+  });
+  afterAll(async () => {
+    await rig.close();
+  });
+
+  it("passes json constraints on as structured_outputs; a forced tool call is a 400", async () => {
+    const app = await buildTestServer({ main: createOpenAITokensEngine(rig.config({ maxContext: 512 })) });
+    const store = app.agentjet.store;
+    store.register({ episodeId: "v", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
+    const c = store.claim();
+    if (c.kind !== "claimed") throw new Error("no claim");
+    const chat = (body: Record<string, unknown>) =>
+      app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${c.keys.solver}` }, payload: { model: "main", messages: [{ role: "user", content: "x" }], max_tokens: 8, ...body } });
+    const schema = { type: "object", properties: { a: { type: "integer" } } };
+    expect((await chat({ response_format: { type: "json_schema", json_schema: { name: "a", schema } } })).statusCode).toBe(200);
+    expect((rig.replicas[0]!.requests.at(-1) as { structured_outputs: unknown }).structured_outputs).toEqual({ json: schema });
+    expect((await chat({ response_format: { type: "json_object" } })).statusCode).toBe(200);
+    expect((rig.replicas[0]!.requests.at(-1) as { structured_outputs: unknown }).structured_outputs).toEqual({ json_object: true });
+    const forced = await chat({ tools: [{ type: "function", function: { name: "f" } }], tool_choice: "required" });
+    expect([forced.statusCode, forced.json().error.param]).toEqual([400, "tool_choice"]);
+    await app.close();
+  });
+});
