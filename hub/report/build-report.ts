@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ENVIRONMENT_FAILURE_KINDS, FAILURE_KINDS, isFailureKind } from "../../sdk/failure-kinds.ts";
 import type { EvalEvent, RunEvent, StepEvent } from "../train/events.ts";
+import { type CodeVersionRow, rewardsByCodeVersion } from "./code-versions.ts";
 import { type LineChart, type Point, renderChartSvg } from "./plots.ts";
 import { readMetrics } from "./read-metrics.ts";
 
@@ -12,6 +13,8 @@ export interface ReportSummary {
   rewardLast: Record<string, number>;
   tokenSavings: { callTokens: number; sampleTokens: number; ratio: number };
   failures: Record<string, number>;
+  /** Training rewards per (environment, code hash): what each hot-swapped version of an environment scored. */
+  codeVersions: CodeVersionRow[];
   files: string[];
 }
 
@@ -32,7 +35,7 @@ export async function buildReport(runDir: string): Promise<ReportSummary> {
     files.push(file);
     svgs.push({ chart, svg, file: `plots/${slug}.svg` });
   }
-  const summary = summarise(steps, files);
+  const summary = summarise(steps, files, rewardsByCodeVersion(events));
   const html = renderHtml(events, summary, evals, svgs);
   const reportPath = join(runDir, "report.html");
   writeFileSync(reportPath, html);
@@ -83,7 +86,7 @@ function meanOver(steps: readonly StepEvent[]): Record<string, number> {
   return Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v.n ? v.total / v.n : 0]));
 }
 
-function summarise(steps: readonly StepEvent[], files: string[]): ReportSummary {
+function summarise(steps: readonly StepEvent[], files: string[], codeVersions: CodeVersionRow[]): ReportSummary {
   const q = Math.max(1, Math.floor(steps.length / 4));
   const callTokens = steps.reduce((a, s) => a + s.merging.callTokens, 0);
   const sampleTokens = steps.reduce((a, s) => a + s.merging.sampleTokens, 0);
@@ -95,6 +98,7 @@ function summarise(steps: readonly StepEvent[], files: string[]): ReportSummary 
     rewardLast: meanOver(steps.slice(-q)),
     tokenSavings: { callTokens, sampleTokens, ratio: callTokens ? sampleTokens / callTokens : 1 },
     failures,
+    codeVersions,
     files,
   };
 }
@@ -125,6 +129,12 @@ function renderHtml(
   const failRows = Object.entries(summary.failures)
     .map(([k, n]) => `<tr><td>${esc(k)}</td><td>${n}</td><td style="text-align:left">${esc(isFailureKind(k) ? FAILURE_KINDS[k] : "")}</td></tr>`)
     .join("");
+  const codeRows = summary.codeVersions
+    .map(
+      (r) =>
+        `<tr><td>${esc(r.env)}</td><td><code>${esc(r.hash.slice(0, 12))}</code>${r.dev ? " (dev)" : ""}</td><td>${r.firstStep}-${r.lastStep}</td><td>${r.episodes}</td><td>${r.meanReward.toFixed(3)}</td></tr>`,
+    )
+    .join("");
   const t = summary.tokenSavings;
   const charts = svgs
     .filter((s) => s.chart.points.length > 0)
@@ -139,6 +149,8 @@ td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:right}th{background:
 <p>Run <code>${esc(start?.type === "start" ? start.runDir : "")}</code>, ${summary.steps} steps${end?.type === "end" ? `, ended: ${esc(end.reason)}` : ""}.</p>
 <h2>Reward per environment</h2>
 <table><tr><th>environment</th><th>first quarter</th><th>last quarter</th></tr>${envRows}</table>
+<h2>Reward by code version</h2>
+${codeRows ? `<table><tr><th>environment</th><th>code hash</th><th>steps</th><th>episodes</th><th>mean reward</th></tr>${codeRows}</table>` : "<p>No episode records in this run.</p>"}
 <h2>Token savings from timeline merging</h2>
 <p>${t.callTokens} tokens as separate calls, ${t.sampleTokens} as merged samples (ratio ${t.ratio.toFixed(3)}).</p>
 <h2>Evaluation</h2>

@@ -69,9 +69,26 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     version: z.number().int(),
     path: z.string(),
   }),
+  z.object({
+    type: z.literal("episode-end"),
+    time: z.string(),
+    /** Steps trained when it ended (its batch trains step + 1). */
+    step: z.number().int(),
+    env: z.string(),
+    taskId: z.string(),
+    purpose: z.enum(["train", "eval"]),
+    episodeId: z.string(),
+    clientId: z.string(),
+    attempt: z.number().int(),
+    /** Mean reward of its trained agents (every agent's when none is trained). */
+    reward: z.number(),
+    /** The environment code it ran with (hash, and whether a development version); absent from clients that do not say. */
+    code: z.object({ hash: z.string(), dev: z.boolean() }).optional(),
+  }),
   z.object({ type: z.literal("log"), time: z.string(), level: z.enum(["info", "warn", "error"]), message: z.string() }),
   z.object({ type: z.literal("end"), time: z.string(), reason: z.enum(["done", "interrupted", "failed"]), step: z.number().int() }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
 export type StepEvent = Extract<RunEvent, { type: "step" }>;
 export type EvalEvent = Extract<RunEvent, { type: "eval" }>;
+export type EpisodeEndEvent = Extract<RunEvent, { type: "episode-end" }>;

@@ -50,6 +50,8 @@ function formatEvent(e: RunEvent, steps: number): string | null {
       return `checkpoint step ${e.step} v${e.version}: ${e.path}`;
     case "log":
       return `${e.level}: ${e.message}`;
+    case "episode-end":
+      return null;
     case "end":
       return `train: ${e.reason} at step ${e.step}`;
   }

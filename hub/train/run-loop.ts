@@ -15,7 +15,7 @@ import type { RunEvent } from "./events.ts";
 import type { PreparedEnvironment } from "./prepare-environments.ts";
 import type { FillStatus } from "./progress.ts";
 import type { RunResult, RunTrainingOptions } from "./run-training.ts";
-import { isSuccess, StepStats } from "./step-stats.ts";
+import { episodeEndEvent, isSuccess, StepStats } from "./step-stats.ts";
 import type { TrainedLedger } from "./trained-ledger.ts";
 
 /** Syncs in a row with nothing trained (every group filtered) before the run gives up. */
@@ -126,7 +126,10 @@ export class RunLoop {
       if (e.type === "batch" && ++batchesSinceStep > MAX_IDLE_SYNCS && !this.#stopping) {
         this.#finish({ reason: "failed", error: new NoProgressError(batchesSinceStep, this.#step) });
       }
-      if (e.type === "episode-end") this.#showFill(coordinator.phase());
+      if (e.type === "episode-end") {
+        this.#emit(episodeEndEvent(e, this.#step));
+        this.#showFill(coordinator.phase());
+      }
       if (e.type === "env-mismatch") this.#log("warn", `client '${e.clientId}': ${e.message}`);
     });
     this.#batchReset = () => (batchesSinceStep = 0);

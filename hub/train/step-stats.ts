@@ -1,7 +1,7 @@
 import type { SchedulerEvent } from "../scheduler/types.ts";
 import type { StepReport } from "../../server/training/coordinator.ts";
 import type { MergeStats } from "../../server/training/merge-timelines.ts";
-import type { StepEvent } from "./events.ts";
+import type { EpisodeEndEvent, StepEvent } from "./events.ts";
 
 /** Rewards counted for one environment (per episode) or one `<env>/<role>` (per trained agent). */
 interface Tally {
@@ -27,6 +27,29 @@ function summarise(t: Tally): { meanReward: number; success: number } {
   return { meanReward: t.reward / t.n, success: t.successes / t.n };
 }
 
+/** An episode's reward as the run reports it: the mean over its trained agents (over every agent when none is trained). */
+export function episodeReward(e: Extract<SchedulerEvent, { type: "episode-end" }>): number {
+  const trained = Object.keys(e.trained);
+  return meanOf(trained.length ? trained.map((id) => e.result.rewards[id] ?? 0) : Object.values(e.result.rewards));
+}
+
+/** The `episode-end` event of metrics.jsonl for a finished episode; `step`: steps trained so far. */
+export function episodeEndEvent(e: Extract<SchedulerEvent, { type: "episode-end" }>, step: number, now = Date.now()): EpisodeEndEvent {
+  return {
+    type: "episode-end",
+    time: new Date(now).toISOString(),
+    step,
+    env: e.env,
+    taskId: e.taskId,
+    purpose: e.purpose,
+    episodeId: e.result.episodeId,
+    clientId: e.result.clientId,
+    attempt: e.result.attempt,
+    reward: episodeReward(e),
+    ...(e.result.code ? { code: e.result.code } : {}),
+  };
+}
+
 /**
  * Tallies what happened between two training steps (episodes per environment, failures by kind) and
  * turns a sync's step reports into the run's `step` event.
@@ -50,9 +73,8 @@ export class StepStats {
   observe(e: SchedulerEvent): void {
     if (e.type === "episode-end" && e.purpose === "train") {
       const top = this.#topReward.get(e.env) ?? 1;
-      const trained = Object.entries(e.trained);
-      add(this.#envs, e.env, meanOf(trained.length ? trained.map(([id]) => e.result.rewards[id] ?? 0) : Object.values(e.result.rewards)), top);
-      for (const [id, role] of trained) add(this.#roles, `${e.env}/${role}`, e.result.rewards[id] ?? 0, top);
+      add(this.#envs, e.env, episodeReward(e), top);
+      for (const [id, role] of Object.entries(e.trained)) add(this.#roles, `${e.env}/${role}`, e.result.rewards[id] ?? 0, top);
     } else if (e.type === "episode-abort") {
       this.#failures[e.reason.kind] = (this.#failures[e.reason.kind] ?? 0) + 1;
     }
