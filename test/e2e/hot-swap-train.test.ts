@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { hashPluginDir } from "../../hub/swarm/hash-plugin-dir.ts";
@@ -17,6 +18,8 @@ import { spawnClient, stopChild } from "./fixtures/spawn-client.ts";
  */
 
 const ROOT = join(import.meta.dirname, "..", "..");
+// The run's project is a temp folder, where `--import tsx` would not resolve.
+const TSX = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "esm", "index.mjs")).href;
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 afterAll(async () => {
@@ -43,7 +46,7 @@ function startTrain(dir: string, env: Record<string, unknown>): { child: ChildPr
   };
   const file = join(dir, "run.yaml");
   writeFileSync(file, JSON.stringify(config));
-  const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", join(ROOT, "bin", "agentjet.js"), "train", file, "--port", "0", "--json", "--no-report"], {
+  const child = spawn(process.execPath, ["--no-node-snapshot", "--import", TSX, join(ROOT, "bin", "agentjet.js"), "train", file, "--port", "0", "--json", "--no-report"], {
     cwd: dir,
     env: { ...process.env, AGENTJET_CHILD: "1" },
     stdio: ["ignore", "pipe", "pipe"],
