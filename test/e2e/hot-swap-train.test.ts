@@ -19,6 +19,7 @@ import { spawnClient, stopChild } from "./fixtures/spawn-client.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 // The run's project is a temp folder, where `--import tsx` would not resolve.
+const TOKEN = "hot-swap-e2e-client-token";
 const TSX = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "esm", "index.mjs")).href;
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -38,6 +39,7 @@ interface EpisodeEnd {
 function startTrain(dir: string, env: Record<string, unknown>): { child: ChildProcess; events: () => Array<Record<string, unknown>>; output: () => string } {
   const config = {
     run: { dir: join(dir, "run"), seed: 3, steps: 100000, checkpointEvery: 100000 },
+    server: { auth: { clientTokens: [TOKEN] } },
     policies: { main: { tokenizer: "embedded", engine: { kind: "embedded", model: { layers: 1, dim: 16, heads: 2, context: 64 } } } },
     environments: [{ name: "count-up", roles: { solver: "main" }, maxTurns: 2, ...env }],
     sampling: { temperature: 1, maxTokens: 2 },
@@ -113,7 +115,7 @@ describe("hot swap with a real agentjet train and a separate --watch client", ()
     const { dir, plugin, src } = pluginCopy();
     const train = startTrain(dir, { path: plugin });
     const origin = await serverOrigin(train);
-    const client = spawnClient({ server: origin, clientId: "dev", envs: ["count-up"], concurrency: 2, envPath: plugin, extra: ["--watch"] });
+    const client = spawnClient({ server: origin, clientId: "dev", envs: ["count-up"], concurrency: 2, envPath: plugin, extra: ["--watch"], token: TOKEN });
     children.push(client.child);
     const explain = (err: unknown): never => {
       throw new Error(`${(err as Error).message}\n--- train ---\n${train.output()}\n--- client ---\n${client.output()}`);
@@ -159,7 +161,7 @@ describe("hot swap with a real agentjet train and a separate --watch client", ()
     const { dir, plugin, src } = pluginCopy();
     const train = startTrain(dir, { path: plugin, allowDev: false });
     const origin = await serverOrigin(train);
-    const client = spawnClient({ server: origin, clientId: "edited", envs: ["count-up"], concurrency: 2, envPath: plugin, extra: ["--watch"] });
+    const client = spawnClient({ server: origin, clientId: "edited", envs: ["count-up"], concurrency: 2, envPath: plugin, extra: ["--watch"], token: TOKEN });
     children.push(client.child);
     const explain = (err: unknown): never => {
       throw new Error(`${(err as Error).message}\n--- train ---\n${train.output()}\n--- client ---\n${client.output()}`);
