@@ -71,12 +71,12 @@ class EpisodeTests(unittest.TestCase):
 
     def test_abort_is_never_a_score(self) -> None:
         episode = self.client.begin_episode("task-4", env="pysdk")
-        episode.abort("the sandbox crashed", kind="env_error")
+        episode.abort("the sandbox crashed", kind="crash")
         self.assertEqual(episode.state, "aborted")
         view = self.admin.episode_info(episode.id)
         self.assertEqual(view["state"], "aborted")
         self.assertIsNone(view["rewards"])
-        self.assertEqual(view["abortReason"], {"kind": "env_error", "message": "the sandbox crashed"})
+        self.assertEqual(view["abortReason"], {"kind": "crash", "message": "the sandbox crashed"})
         episode.abort("again")  # closed: nothing to do
         with self.assertRaises(EpisodeClosedError) as caught:
             episode.end(1.0)

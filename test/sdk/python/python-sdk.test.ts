@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { FAILURE_KINDS } from "../../../sdk/failure-kinds.ts";
 import { probePython, PYTHON, PYTHON_REQUIRED, runPython } from "./run-python.ts";
 
 const python = probePython();
@@ -17,6 +18,11 @@ async function unittest(module: string): Promise<void> {
 describe.skipIf(!python.ok && !PYTHON_REQUIRED)("Python SDK (sdk/python) against a real agentjet serve", () => {
   it("runs with Python 3.9 or newer", () => {
     expect(python.ok, python.ok ? "" : python.why).toBe(true);
+  });
+  it("speaks the server's failure-kind vocabulary (agentjet.FAILURE_KINDS = sdk/failure-kinds.ts)", async () => {
+    const r = await runPython(["-c", "import json, agentjet; print(json.dumps(agentjet.FAILURE_KINDS))"]);
+    expect(r.code, r.output).toBe(0);
+    expect(JSON.parse(r.output)).toEqual(Object.keys(FAILURE_KINDS));
   });
   it("backs off on connection errors and maps error answers to classes with their AJ_ERR code (no server)", () => unittest("test_transport"), 60_000);
   it("begins, chats, ends and aborts episodes; the context manager aborts on exception; heart-beats outlive the idle timeout", () => unittest("test_episodes"), 180_000);

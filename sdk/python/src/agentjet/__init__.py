@@ -30,7 +30,7 @@ from .errors import (
     NotFoundError,
     PermissionDeniedError,
 )
-from .types import AbortReason, AgentBinding, EngineState, EngineStatus, EpisodeState
+from .types import FAILURE_KINDS, AbortReason, AgentBinding, EngineState, EngineStatus, EpisodeState, FailureKind
 
 __version__ = "0.1.0"
 
@@ -42,6 +42,8 @@ __all__ = [
     "AgentBinding",
     "AbortReason",
     "EpisodeState",
+    "FailureKind",
+    "FAILURE_KINDS",
     "EngineState",
     "EngineStatus",
     "AgentJetError",

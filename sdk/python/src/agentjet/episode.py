@@ -10,7 +10,7 @@ from typing import Any, Dict, Mapping, Optional, Type, Union
 
 from ._transport import Retry, Transport
 from .errors import AgentJetError, ConflictError, EpisodeClosedError, EpisodeLostError, NotFoundError
-from .types import AgentBinding, EpisodeState
+from .types import AgentBinding, EpisodeState, FailureKind
 
 __all__ = ["Episode"]
 
@@ -100,11 +100,12 @@ class Episode:
             body["metadata"] = dict(metadata)
         return self._finish("end", body, "ended")
 
-    def abort(self, reason: str, kind: str = "workflow") -> Dict[str, Any]:
+    def abort(self, reason: str, kind: Union[FailureKind, str] = "workflow") -> Dict[str, Any]:
         """
-        Gives the episode up: it is masked out of training, never scored 0. ``kind`` says whose failure
-        it was (``workflow``: the agent code; ``env_error``, ``timeout``, ``sandbox_crash``, ...). Aborting an
-        episode that is already closed or lost does nothing.
+        Gives the episode up: it is masked out of training, never scored 0. ``kind`` says what failed, in
+        the server's vocabulary (:data:`agentjet.FAILURE_KINDS`): ``workflow`` (the agent code), ``crash``,
+        ``timeout``, ``oom`` (the environment), ``client-lost``, ... Aborting an episode that is already
+        closed or lost does nothing.
         """
         if self._state != "running":
             return dict(self.info)
@@ -123,7 +124,7 @@ class Episode:
             warnings.warn(f"episode {self.id}: the with-block ended without end() or abort(); aborting it", RuntimeWarning, stacklevel=2)
             self.abort("the with-block ended without end() or abort()")
             return
-        kind = "interrupted" if isinstance(exc, KeyboardInterrupt) else "workflow"
+        kind: FailureKind = "client-lost" if isinstance(exc, KeyboardInterrupt) else "workflow"
         try:
             self.abort(f"{type(exc).__name__}: {exc}"[:2000], kind=kind)
         except AgentJetError:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Dict, Literal, TypedDict
+from typing import Dict, Literal, Tuple, TypedDict, get_args
 
-__all__ = ["AgentBinding", "EpisodeState", "EngineState", "EngineStatus", "AbortReason"]
+__all__ = ["AgentBinding", "EpisodeState", "EngineState", "EngineStatus", "AbortReason", "FailureKind", "FAILURE_KINDS"]
 
 EpisodeState = Literal["running", "ended", "aborted", "lost"]
 """This client's view of an episode: open, closed by it (ended / aborted), or given up by the server (lost)."""
+
+FailureKind = Literal[
+    "crash", "timeout", "oom", "protocol", "start-failed", "workflow", "client-lost",
+    "reclaimed", "abandoned", "group-failed", "cancelled", "server-restart",
+]
+"""Why an episode ended without a reward (the server's vocabulary, sdk/failure-kinds.ts): never a score, always masked out."""
+
+FAILURE_KINDS: Tuple[FailureKind, ...] = get_args(FailureKind)
 
 EngineState = Literal["offline", "booting", "rolling", "draining", "syncing"]
 
