@@ -173,7 +173,7 @@ export class SwarmClient {
       response.on("end", () => {
         const status = response.statusCode ?? 0;
         if (status >= 500) reason = `HTTP ${status} from the server`;
-        else this.#failFatally(refusal(this.#url, status, body));
+        else this.#failFatally(refusal(this.#o.url, status, body));
         socket.terminate();
       });
     });

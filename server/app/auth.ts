@@ -139,6 +139,11 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): readonly R
     }
     request.agentjetCaller = caller;
   });
+  // A refused WebSocket upgrade was answered on the raw socket the upgrade handed over; nothing else
+  // closes that socket (the websocket plugin's own hooks did not run), and it would hold the server's close.
+  app.addHook("onResponse", async (request) => {
+    if (request.headers.upgrade !== undefined) request.raw.socket.destroy();
+  });
   return routes;
 }
 
