@@ -6,7 +6,13 @@ import { ADMIN_AUTH, buildTestServer, CLIENT_AUTH } from "../helpers/build-test-
 import { scriptedEngine } from "../helpers/scripted-engine.ts";
 
 // The only routes that may skip the control-plane token. A new one has to be added here on purpose.
-const OPEN_ROUTES = ["GET /v1/models public", "HEAD /v1/models public", "POST /v1/chat/completions episode-key"];
+const OPEN_ROUTES = [
+  "GET /v1/models public",
+  "HEAD /v1/models public",
+  "POST /v1/chat/completions episode-key",
+  "POST /v1/completions episode-key",
+  "POST /v1/responses episode-key",
+];
 
 const TEST_BASIC = Buffer.from("user:pass").toString("base64");
 const fill = (url: string): string => url.replace(/:[A-Za-z]+/g, "x");
