@@ -109,9 +109,11 @@ export function resolveAuthTokens(opts: ResolveTokensOptions): ResolvedTokens {
   return { adminToken, clientTokens, sources: { admin: "generated", client: clients?.source ?? "generated" }, file, generated: true };
 }
 
-/** What `serve` / `train` print at start: where the tokens are (never the admin token itself). */
+/** What `serve` / `train` print at start: where the tokens are (never the tokens themselves). */
 export function describeTokens(t: ResolvedTokens): string {
   const where = (s: TokenSource): string =>
-    s === "config" ? "from the run config" : s === "env" ? "from the environment" : s === "file" ? `from ${t.file}` : s === "generated" ? `generated into ${t.file}` : "none";
-  return `control-plane tokens: admin ${where(t.sources.admin)}; client ${where(t.sources.client)}`;
+    s === "config" ? "from the run config" : s === "env" ? "from the environment" : s === "file" ? `from ${t.file}` : s === "generated" ? `generated into ${t.file} (mode 0600)` : "none";
+  const { admin, client } = t.sources;
+  if (admin === client) return `control-plane tokens (admin and client) ${where(admin)}`;
+  return `control-plane tokens: admin ${where(admin)}; client ${client === "none" ? "none (the admin token serves clients too)" : where(client)}`;
 }

@@ -74,7 +74,7 @@ function hostOfHeader(header: string): string {
 function bearerToken(request: FastifyRequest): string | null {
   const h = request.headers.authorization;
   if (h === undefined) return null;
-  const m = /^Bearer ([\x21-\x7e]+)$/.exec(h);
+  const m = /^Bearer ([\x21-\x7e]+)$/i.exec(h);
   if (!m) throw fail(401, "AJ_ERR_AUTH_INVALID", "malformed Authorization header; expected 'Bearer <token>'");
   return m[1]!;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isLoopbackHost } from "../../../server/app/auth.ts";
-import { resolveAuthTokens } from "../../../server/app/auth-tokens.ts";
+import { describeTokens, resolveAuthTokens } from "../../../server/app/auth-tokens.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -27,6 +27,8 @@ describe("control-plane tokens", () => {
     expect(first.clientTokens).toEqual([expect.stringMatching(/^aj-client-/)]);
     expect(statSync(first.file).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(first.file, "utf8"))).toEqual({ adminToken: first.adminToken, clientTokens: first.clientTokens });
+    expect(describeTokens(first)).toBe(`control-plane tokens (admin and client) generated into ${first.file} (mode 0600)`);
+    expect(describeTokens(first)).not.toContain(first.adminToken);
     const second = resolveAuthTokens({ auth: {}, runDir: dir, host: "0.0.0.0", env: {} });
     expect(second).toMatchObject({ generated: false, adminToken: first.adminToken, clientTokens: first.clientTokens, sources: { admin: "file", client: "file" } });
   });
