@@ -76,7 +76,24 @@ class Server:
             if address:
                 self.url = address
                 self.port = int(address.rsplit(":", 1)[1])
+                if self.command == "serve" and self.config_path is not None:
+                    self._wait_rolling(deadline)
                 return self
+
+    def _wait_rolling(self, deadline: float) -> None:
+        """`serve --config` listens, then boots the engine: wait until it rolls."""
+        from agentjet import NotFoundError, SwarmClient
+
+        admin = SwarmClient(self.url, ADMIN_TOKEN)
+        while True:
+            try:
+                if admin.engine_status().get("state") == "rolling":
+                    return
+            except NotFoundError:
+                return  # a server without engine routes serves at once
+            if time.monotonic() > deadline:
+                raise RuntimeError("the engine did not start rolling:\n" + "\n".join(self.lines[-40:]))
+            time.sleep(0.2)
 
     def stop(self, sig: int = signal.SIGTERM) -> Optional[int]:
         proc, self.proc = self.proc, None

@@ -20,10 +20,11 @@ __all__ = ["Retry", "Transport"]
 @dataclass(frozen=True)
 class Retry:
     """
-    How a request is retried when the server cannot be reached (connection refused, reset, timed out).
+    How a request is retried when the server cannot be reached (connection refused, reset, timed out) or
+    answers 503 (up, but its engine is booting or syncing: it did nothing).
 
     Requests the server may already have acted on (``begin``) are retried only when the connection was
-    refused, i.e. nothing was sent; the others are safe to repeat. Error answers (4xx/5xx) are never retried.
+    refused, i.e. nothing was sent; the others are safe to repeat. Other error answers are never retried.
     """
 
     total_s: float = 30.0
@@ -93,20 +94,27 @@ class Transport:
                     return _parse(res.read())
             except urllib.error.HTTPError as err:
                 with err:
-                    raise status_error(err.code, _parse(err.read()), method=method, url=url) from None
+                    error = status_error(err.code, _parse(err.read()), method=method, url=url)
+                # 503: the server is up but cannot act yet (its engine is booting or syncing); it did nothing.
+                if err.code != 503 or not idempotent or not self._pause(start, wait, policy):
+                    raise error from None
             except Exception as err:
                 if not _connection_failure(err):
                     raise
-                retriable = idempotent or _refused(err)
-                elapsed = self._clock() - start
-                pause = wait * random.uniform(0.8, 1.2)
-                if not retriable or elapsed + pause > policy.total_s:
+                if not (idempotent or _refused(err)) or not self._pause(start, wait, policy):
                     why = getattr(err, "reason", err)
                     raise APIConnectionError(
-                        f"{method} {url}: cannot reach the agentjet server after {attempt} attempt(s) in {elapsed:.1f} s: {why}", url
+                        f"{method} {url}: cannot reach the agentjet server after {attempt} attempt(s) in {self._clock() - start:.1f} s: {why}", url
                     ) from err
-                self._sleep(pause)
-                wait = min(wait * 2, policy.max_s)
+            wait = min(wait * 2, policy.max_s)
+
+    def _pause(self, start: float, wait: float, policy: Retry) -> bool:
+        """Sleeps about ``wait`` (+-20%) and returns True, or returns False when that would pass ``policy.total_s``."""
+        pause = wait * random.uniform(0.8, 1.2)
+        if self._clock() - start + pause > policy.total_s:
+            return False
+        self._sleep(pause)
+        return True
 
 
 def _parse(raw: bytes) -> Any:
