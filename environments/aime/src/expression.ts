@@ -440,3 +440,24 @@ export function numericallyEqual(x: Expr, y: Expr): "equal" | "different" | "unk
   }
   return valid >= 3 ? "equal" : "unknown";
 }
+
+/** Whether `x` is a non-zero constant multiple of `y` at every sample point (the same equation `x = 0`). */
+export function proportional(x: Expr, y: Expr): boolean {
+  const names = [...variablesOf(x, variablesOf(y))].sort();
+  let ratio: number | null = null;
+  let valid = 0;
+  for (const env of samplePoints(names)) {
+    const a = evaluate(x, env);
+    const b = evaluate(y, env);
+    if (!Number.isFinite(a) || !Number.isFinite(b)) continue;
+    if (a === 0 || b === 0) {
+      if (a !== b) return false;
+      continue;
+    }
+    const r = a / b;
+    if (ratio === null) ratio = r;
+    else if (!close(r, ratio)) return false;
+    valid++;
+  }
+  return ratio !== null && valid >= 3;
+}

@@ -90,6 +90,8 @@ function readMarkerValue(text: string, from: number, colon: boolean): string | n
   }
   const nl = rest.indexOf("\n");
   rest = nl >= 0 ? rest.slice(0, nl) : rest;
+  // `Answer $ 9` with the math never closed on its line: a malformed statement, not a value.
+  if (/^(?:\$|\\\()/.test(rest) && scanMathSpans(rest).length === 0) return rest.trim();
   rest = withoutFiller(rest);
   rest = firstSentence(rest).trim();
   if (VALUE_START.test(rest)) return usable(rest);
@@ -128,12 +130,19 @@ function reduceSentence(t: string): string {
     if (!spans.some((sp) => sp.start <= at && at < sp.end)) cut = at + m[0].length;
   }
   const value = cut >= 0 ? t.slice(cut).trim() : "";
-  return VALUE_START.test(value) ? value : "";
+  if (VALUE_START.test(value)) return value;
+  // "Jane started 3 hours ago": a sentence with one number and no math states that number.
+  const numbers = scanProseNumbers(t, spans);
+  return spans.length === 0 && numbers.length === 1 ? numbers[0]!.text : "";
 }
 
 /** A marker's value counts only if it holds something an answer is made of (a digit or math). */
 function usable(raw: string): string | null {
-  const v = stripMathDelimiters(raw).replace(/^["“]|["”]$/g, "").replace(/[\s.]+$/, "").trim();
+  const v = stripMathDelimiters(raw)
+    .replace(/[\s.]+$/, "")
+    .replace(/^\\?["“]\s*|\s*\\?["”]$/g, "")
+    .replace(/[\s.]+$/, "")
+    .trim();
   if (v === "" || !/[\d\\]/.test(v)) return null;
   return v;
 }
@@ -156,12 +165,18 @@ function lastCandidate(text: string, part: "final" | "thinking"): ExtractedAnswe
   const body = withoutFiller(text);
   const bare = bareFinalExpression(body);
   if (bare !== null) return { raw: bare, source: "prose", part, group: [bare], alternatives: false, boxCount: 0 };
-  const spans = scanMathSpans(body).filter((s) => s.content.trim() !== "" && !LABEL_ONLY.test(s.content));
+  const allSpans = scanMathSpans(body).filter((s) => s.content.trim() !== "");
+  const spans = allSpans.filter((s) => !LABEL_ONLY.test(s.content));
   const numbers = scanProseNumbers(body, scanMathSpans(body));
   const candidates: Array<{ raw: string; start: number; end: number; source: AnswerSource }> = [
     ...spans.map((s: MathSpan) => ({ raw: s.content.trim(), start: s.start, end: s.end, source: "math-span" as const })),
     ...numbers.map((n) => ({ raw: n.text, start: n.start, end: n.end, source: "prose" as const })),
   ].sort((a, b) => a.start - b.start);
+  // A lone letter (`$E$`) is the answer only when nothing else is.
+  if (candidates.length === 0 && allSpans.length > 0) {
+    const only = allSpans.at(-1)!.content.trim();
+    return { raw: only, source: "math-span", part, group: [only], alternatives: false, boxCount: 0 };
+  }
   const last = candidates.at(-1);
   if (last === undefined) return null;
   // "between 1 and 33", "3 or 4": values joined only by a connector are stated together.

@@ -63,6 +63,9 @@ export function isLabel(raw: string): boolean {
   if (SIMPLE_LABEL.test(s)) return !CONSTANT_COMMANDS.has(s);
   if (/^[A-Z]{2,3}$/.test(s) || /^\|[A-Za-z]{1,3}\|$/.test(s) || /^\\(?:angle|overline)\s*\{?[A-Z]{1,3}\}?$/.test(s)) return true;
   if (/^[A-Za-z](?:_\{?\w+\}?)?\([A-Za-z0-9]{1,3}\)$/.test(s)) return true;
+  // Ratios of named quantities: `A:B`, `V_1:V_2`, `\frac{NO}{BO}`.
+  const ratio = /^(.+?):(.+)$/.exec(s) ?? /^\\frac\{([^{}]+)\}\{([^{}]+)\}$/.exec(s);
+  if (ratio !== null) return isLabel(ratio[1]!) && isLabel(ratio[2]!);
   if (s.startsWith("(") && s.endsWith(")")) {
     const items = splitTopLevel(s.slice(1, -1), ",");
     return items.length > 1 && items.every((it) => SIMPLE_LABEL.test(it) && !CONSTANT_COMMANDS.has(it));
@@ -76,7 +79,7 @@ export interface Collection {
   items: string[];
 }
 
-const PAIRS: Record<string, string[]> = { "(": [")", "]"], "[": [")", "]"], "\\{": ["\\}"] };
+const PAIRS: Record<string, string[]> = { "(": [")", "]"], "[": [")", "]"], "\\{": ["\\}"], "{": ["}"] };
 
 /** `(1, 2)`, `[0, 1)`, `\{1, 2\}`, or a bare top-level list `1, 2` / `1; 2` / `1 and 2` (unordered answers). */
 export function readCollection(s: string, extraSeparators: readonly string[] = []): Collection | null {
@@ -87,7 +90,11 @@ export function readCollection(s: string, extraSeparators: readonly string[] = [
       if (!s.endsWith(close)) continue;
       const inner = s.slice(open.length, s.length - close.length);
       if (!balanced(inner) || (open !== "\\{" && /\\[{}]/.test(inner) && !balancedEscaped(inner))) continue;
-      const items = splitTopLevel(inner, ",");
+      // `(0;0;6)`: a tuple may separate its items with semicolons.
+      let items = splitTopLevel(inner, ",");
+      if (items.length === 1 && open !== "{") items = splitTopLevel(inner, ";");
+      // A braced group `{1,2,3}` is a set; `{x}` alone is only grouping.
+      if (open === "{") return items.length > 1 ? { open: "\\{", close: "\\}", items } : null;
       if (items.length > 1 || open === "\\{") return { open, close, items };
     }
   }

@@ -1,7 +1,7 @@
 import "./isolate-shims.ts";
 import { ComputeEngine } from "@cortex-js/compute-engine";
 import { evaluateExact } from "./exact-rational.ts";
-import { close, evaluate, numericallyEqual, parseExpression, variablesOf } from "./expression.ts";
+import { close, evaluate, numericallyEqual, parseExpression, proportional, variablesOf } from "./expression.ts";
 import {
   type Collection,
   isLabel,
@@ -96,36 +96,48 @@ function compareNormalized(gold: string, pred: string, budget: Budget, options: 
   const predRel = readRelation(pred);
   if (goldRel !== null || predRel !== null) return compareRelations(gold, pred, goldRel, predRel, next);
 
+  // The gold's value: after a label (`k = 1`), or the last side of a longer chain (`z = 1 + 1 = 2`).
   const goldEq = splitTopLevel(gold, "=");
-  const predSides = splitChain(pred);
-  if (goldEq.length === 2 && isLabel(goldEq[0]!) && predSides.length === 1) return next(goldEq[1]!, pred);
+  const predEq = splitTopLevel(pred, "=");
+  const goldValue = goldEq.length === 2 && isLabel(goldEq[0]!) ? goldEq[1]! : goldEq.length > 2 ? goldEq.at(-1)! : null;
 
   const g = readCollection(gold);
   const p = readCollection(pred, options.predictionSeparators);
-  if (g !== null || p !== null) {
+  if (g !== null || (p !== null && goldValue === null)) {
     const decimal = decimalComma(gold, pred, g, p);
     if (decimal !== null) return next(decimal[0], decimal[1]);
     if (g === null || p === null) return { kind: "different" };
     return compareCollections(g, p, next);
   }
 
-  if (goldEq.length === 1 && predSides.length > 1) return compareChain(gold, predSides, next);
-  if (goldEq.length === 2 && predSides.length === 2) return compareEquations(goldEq as [string, string], predSides as [string, string], budget, next);
-  if (goldEq.length > 1 || predSides.length > 1) return { kind: "different" };
+  if (goldValue !== null) {
+    // Two labels must be the same one: `x = 3` is not `y = 3`.
+    if (predEq.length > 1 && isLabel(predEq[0]!) && goldEq.length === 2 && compact(predEq[0]!) !== compact(goldEq[0]!)) return { kind: "different" };
+    if (predEq.length !== 2 || isLabel(predEq[0]!) || goldEq.length > 2) return next(goldValue, pred);
+  }
+
+  const approximate = APPROX.test(pred);
+  if (goldEq.length === 1 && (predEq.length > 1 || approximate)) return compareChain(gold, predEq, next);
+  if (goldEq.length === 2 && predEq.length === 2) return compareEquations(goldEq as [string, string], predEq as [string, string], budget, next);
+  if (goldEq.length > 1 || predEq.length > 1) return { kind: "different" };
   return compareScalar(gold, pred, budget);
 }
 
-/** The prediction's sides split at top-level `=` and `\approx`. */
-function splitChain(s: string): string[] {
-  return splitTopLevel(s, "=").flatMap((side) => splitTopLevel(side, "\\approx"));
-}
+const APPROX = /\\approx(?![A-Za-z])/;
 
-/** `x = 5+5+1 = 11`: the last side is the answer; a chain opening with another constant (`12 = 21`) is false. */
+/**
+ * `x = 5+5+1 = 11`: the last side is the answer; a chain opening with another constant (`12 = 21`) is
+ * false. `x = 1/3 \approx 0.33`: the exact side counts; the approximation only for a decimal gold.
+ */
 function compareChain(gold: string, sides: string[], next: Compare): MathComparison {
   const first = sides[0]!;
-  const last = sides.at(-1)!;
-  if (!isLabel(first) && evaluateExact(first) !== null && next(first, last).kind !== "equal") return { kind: "different" };
-  return next(gold, last);
+  const [exact, ...approximations] = splitTopLevel(sides.at(-1)!, "\\approx");
+  if (sides.length > 1 && !isLabel(first) && evaluateExact(first) !== null && next(first, exact!).kind !== "equal") return { kind: "different" };
+  // `x \approx 11` states 11; `\frac{1}{3} \approx 0.33` states 1/3, and 0.33 only for a decimal gold.
+  if (approximations.length > 0 && isLabel(exact!)) return next(gold, approximations.at(-1)!);
+  const r = next(gold, exact!);
+  if (r.kind === "equal" || approximations.length === 0 || !DECIMAL.test(gold)) return r;
+  return next(gold, approximations.at(-1)!);
 }
 
 type Compare = (gold: string, pred: string) => MathComparison;
@@ -145,14 +157,14 @@ function compareRelations(gold: string, pred: string, g: Relation | null, p: Rel
 function compareEquations(g: [string, string], p: [string, string], budget: Budget, next: Compare): MathComparison {
   const sideBySide = all([() => next(g[0], p[0]), () => next(g[1], p[1])]);
   if (sideBySide.kind === "equal") return sideBySide;
-  // `34x+45y-20z+100=0` and `-34x-45y+20z-100=0` are one equation: compare lhs - rhs up to sign.
+  // `2x+4y-3=0` and `y=-\frac{1}{2}x+\frac{3}{4}` are one equation: lhs - rhs of one is a constant
+  // multiple of the other's.
   const x = parseExpression(`(${g[0]})-(${g[1]})`);
   const y = parseExpression(`(${p[0]})-(${p[1]})`);
   if (x === null || y === null || Date.now() > budget.deadline) return sideBySide;
   // Without variables, lhs - rhs is 0 for any two true equations (`2 = 2`, `3 = 3`): no reading then.
   if (variablesOf(x).size === 0) return sideBySide;
-  const same = numericallyEqual(x, y) === "equal" || numericallyEqual(x, { k: "neg", a: y }) === "equal";
-  return same ? { kind: "equal" } : { kind: "different" };
+  return proportional(x, y) ? { kind: "equal" } : { kind: "different" };
 }
 
 /** `1,22` against a single value: a decimal comma (digit groups were joined by the normaliser already). */
@@ -173,18 +185,20 @@ function decimalComma(gold: string, pred: string, g: Collection | null, p: Colle
 }
 
 function compareCollections(g: Collection, p: Collection, next: Compare): MathComparison {
-  if (g.items.length !== p.items.length) return { kind: "different" };
   const unorderedG = g.open === "\\{" || g.open === "";
   const unorderedP = p.open === "\\{" || p.open === "";
   if (unorderedG || unorderedP) {
     if (!(unorderedG && unorderedP)) return { kind: "different" };
     return matchUnordered(g.items, p.items, next);
   }
-  if (g.open !== p.open || g.close !== p.close) return { kind: "different" };
+  if (g.open !== p.open || g.close !== p.close || g.items.length !== p.items.length) return { kind: "different" };
   return all(g.items.map((item, i) => () => next(item, p.items[i]!)));
 }
 
-function matchUnordered(gold: string[], pred: string[], next: Compare): MathComparison {
+function matchUnordered(goldItems: string[], predItems: string[], next: Compare): MathComparison {
+  // Sets: a member written twice is one member.
+  const gold = distinct(goldItems);
+  const pred = distinct(predItems);
   if (gold.length !== pred.length) return { kind: "different" };
   const left = [...pred];
   for (const item of gold) {
@@ -198,6 +212,16 @@ function matchUnordered(gold: string[], pred: string[], next: Compare): MathComp
     left.splice(found, 1);
   }
   return { kind: "equal" };
+}
+
+function distinct(items: string[]): string[] {
+  const seen = new Set<string>();
+  return items.filter((it) => {
+    const key = compact(it);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 function all(checks: Array<() => MathComparison>): MathComparison {

@@ -24,7 +24,7 @@ function normalizeUncached(raw: string): string {
   s = unwrapCommand(s, TEXT_COMMANDS);
   s = s
     .replace(/\\(?:displaystyle|textstyle|left|right|bigl|bigr|Bigl|Bigr|big|Big|middle)(?![A-Za-z])/g, "")
-    .replace(/(\d)\s*(?:\{,\}|,\s*\\!|\\!\s*,|\\,|\\ |~)\s*(?=\d{3}(?!\d))/g, "$1")
+    .replace(/(\d)\s*(?:\{\s*,\s*\}|,\s*\\!|\\!\s*,|\\,|\\ |~)\s*(?=\d{3}(?!\d))/g, "$1")
     .replace(/\\q?quad(?![A-Za-z])/g, " , ")
     .replace(/(?<!\\)\\[,;:! ]|~/g, " ")
     .replace(/\\(?:d|t|c)frac/g, "\\frac")
@@ -36,7 +36,9 @@ function normalizeUncached(raw: string): string {
     .replace(/\\\$/g, "")
     .replace(/\\(?:geq|geqslant|ge)(?![A-Za-z])|>=|≥/g, "\\ge ")
     .replace(/\\(?:leq|leqslant|le)(?![A-Za-z])|<=|≤/g, "\\le ")
-    .replace(/\\(?:neq|ne)(?![A-Za-z])|!=|≠/g, "\\ne ");
+    .replace(/\\(?:neq|ne)(?![A-Za-z])|!=|≠/g, "\\ne ")
+    .replace(/\\lt(?![A-Za-z])/g, "<")
+    .replace(/\\gt(?![A-Za-z])/g, ">");
   // Math delimiters left inside (`\boxed{12 $ and $13}`) are presentation too.
   s = s.replace(/(?<!\\)\$/g, " ").replace(/\s+/g, " ").trim();
   s = s.replace(/[.。]+$/, "").trim();

@@ -55,6 +55,13 @@ const extraction: VerifierCase[] = [
   ...pair("integer", "7", "We get $n$ = 7.", "We get $n$ = 8.", "a bare variable span is not taken over the value after it"),
   ...pair("integer", "3", "The answer is \\boxed{3}. The answer is correct.", "The answer is \\boxed{4}. The answer is correct.", "an answer phrase with no value after it does not override the box"),
   ...pair("integer", "3", "So the answer is $3$, not $4$", "So the answer is $4$, not $3$", "commentary after the answer names another value"),
+  ...pair("math", "\\text{C}", "Comparing all five, the choice is $C$.", "Comparing all five, the choice is $D$.", "a lone letter is the answer when nothing else is"),
+  ...pair("integer", "6", "Final Answer: Maria left 6 hours ago. I hope it is correct.", "Final Answer: Maria left 7 hours ago. I hope it is correct.", "a final-answer sentence with one number and no verb before it"),
+  ...pair("math", "4 \\text{ and } 5", "Final Answer: The final answer is \\\"$4 $ and $5 $\\\".", "Final Answer: The final answer is \\\"$4 $ and $6 $\\\".", "escaped quotes around the value"),
+  ...pair("integer", "14916", "Final Answer: The final answer is $14 {, }916$.", "Final Answer: The final answer is $14 {, }961$.", "a spaced {, } group separator"),
+  { mode: "integer", gold: "9", response: "Answer $ \n 9 \n $", expected: false, why: "inline math opened after the marker and never closed on its line is malformed" },
+  { mode: "integer", gold: "9", response: "Answer \\( \n 9 \n \\)", expected: false, why: "an inline \\( that does not close on its line is malformed" },
+  { mode: "integer", gold: "3", response: "Final Answer: We need to try 2 more cases then 3 more.", expected: false, why: "a sentence with two numbers states neither" },
   { mode: "integer", gold: "33", response: "I could not solve this problem.", expected: false, why: "no value anywhere", flag: "no-answer" },
   { mode: "integer", gold: "2", response: "The key is the word AZYUK2A.", expected: false, why: "a digit inside a word is no number", flag: "no-answer" },
   { mode: "integer", gold: "33", response: "The answer is not 33.", expected: false, why: "a negated answer is not the answer" },
@@ -117,6 +124,11 @@ const several: VerifierCase[] = [
   { mode: "math", gold: "3", response: "\\boxed{3} or \\boxed{5}", expected: false, why: "boxes joined by 'or' are a hedge", flag: "hedged" },
   { mode: "math", gold: "3, 5", response: "\\boxed{3} or \\boxed{5}", expected: true, why: "boxes joined by 'or' list the solutions the gold asks for" },
   { mode: "math", gold: "(1, 2)", response: "\\boxed{1, 2}", expected: false, why: "an ordered pair is not an unordered list" },
+  ...pair("math", "{4, 6, 9}", "\\boxed{9} and \\boxed{6} and \\boxed{4}", "\\boxed{9} and \\boxed{6} and \\boxed{5}", "a braced set gold against separate boxes"),
+  ...pair("math", "(2,5),(5,2)", "\\boxed{(5,2), (2,5), (5, 2)}", "\\boxed{(5,2), (2,6)}", "a set of pairs: a member written twice is one member"),
+  ...pair("math", "(1;4;2),(0;0;0)", "\\boxed{(0, 0, 0), (1, 4, 2)}", "\\boxed{(0, 0, 0), (1, 2, 4)}", "tuples with semicolons inside"),
+  { mode: "math", gold: "4", response: "\\boxed{\\{2, 4\\}}", expected: false, why: "a set holding the gold is a hedge, not the gold" },
+  { mode: "math", gold: "7", response: "$5, 6, 7$", expected: false, why: "a list ending in the gold is not the gold" },
 ];
 
 const labels: VerifierCase[] = [
@@ -141,6 +153,14 @@ const labels: VerifierCase[] = [
   ...pair("math", "34x+45y-20z+100=0", "\\boxed{-34x-45y+20z-100=0}", "\\boxed{-34x-45y+20z+100=0}", "an equation multiplied by -1"),
   { mode: "math", gold: "2 = 2", response: "\\boxed{3 = 3}", expected: false, why: "two true statements without variables are not the same answer" },
   { mode: "math", gold: "\\pi = 3", response: "\\boxed{3}", expected: false, why: "a constant is not a label" },
+  ...pair("math", "A:B = 3", "\\boxed{3}", "\\boxed{\\frac{1}{3}}", "a ratio of named quantities as the label"),
+  ...pair("math", "V_1:V_2 = 5:9", "\\boxed{5:9}", "\\boxed{9:5}", "a ratio label and a ratio value"),
+  ...pair("math", "\\frac{PQ}{QR} = \\frac{2}{5}", "\\boxed{\\frac{2}{5}}", "\\boxed{\\frac{5}{2}}", "a fraction of segments as the label"),
+  ...pair("math", "a_2 = 4, b_3 = 9", "\\boxed{b_3 = 9, a_2 = 4}", "\\boxed{b_3 = 4, a_2 = 9}", "labelled members in another order"),
+  ...pair("math", "m = -3, n = \\frac{5}{2}", "\\boxed{-3, \\frac{5}{2}}", "\\boxed{-3, \\frac{2}{5}}", "labelled members against bare values"),
+  ...pair("math", "3x - 6y + 9 = 0", "\\boxed{y = \\frac{1}{2}x + \\frac{3}{2}}", "\\boxed{y = \\frac{1}{2}x - \\frac{3}{2}}", "one line written two ways"),
+  ...pair("math", "\\frac{x^2}{9} + \\frac{y^2}{4} = 1", "\\boxed{4x^2 + 9y^2 = 36}", "\\boxed{4x^2 + 9y^2 = 9}", "an ellipse scaled by a constant"),
+  { mode: "math", gold: "x^2 = 4", response: "\\boxed{x = 2}", expected: false, why: "a factor is not the equation" },
 ];
 
 const units: VerifierCase[] = [
@@ -192,6 +212,8 @@ const relations: VerifierCase[] = [
   ...pair("math", "1 < x < 3", "\\boxed{3 > x > 1}", "\\boxed{3 > x > 2}", "a flipped double inequality"),
   ...pair("math", "x \\ge 2", "\\boxed{x ≥ 2}", "\\boxed{x ≤ 2}", "unicode relations"),
   ...pair("math", "x > 2", "\\boxed{x > \\frac{4}{2}}", "\\boxed{x > \\frac{5}{2}}", "sides compared as values"),
+  ...pair("math", "y < 4", "We find that $y \\lt 4$.", "We find that $y \\gt 4$.", "\\lt and \\gt"),
+  ...pair("math", "t \\geq 0", "So $t \\gt 0$ or equal: $t \\ge 0$.", "So $t \\ge 1$.", "the last span of the prose holds the relation"),
   { mode: "math", gold: "x > 5", response: "\\boxed{x \\ge 5}", expected: false, why: "strict is not non-strict" },
   { mode: "math", gold: "x > 5", response: "\\boxed{5}", expected: false, why: "the bound alone is not the inequality" },
 ];
@@ -204,6 +226,12 @@ const chains: VerifierCase[] = [
   ...pair("math", "3.14", "\\boxed{\\pi \\approx 3.14}", "\\boxed{\\pi \\approx 3.15}", "\\approx: the last side"),
   ...pair("math", "12.5", "\\boxed{x \\approx 12.5}", "\\boxed{x \\approx 12.4}", "an approximate value"),
   ...pair("integer", "11", "\\boxed{5 + 6 = 11}", "\\boxed{5 + 6 = 12}", "a true arithmetic statement"),
+  ...pair("math", "9", "$k \\approx 9$", "$k \\approx 8$", "a label approximately equal to the value"),
+  ...pair("math", "\\frac{2}{7}", "$q = \\frac{2}{7} \\approx 0.29$", "$q = \\frac{3}{7} \\approx 0.29$", "the exact side before an approximation"),
+  { mode: "math", gold: "\\frac{2}{7}", response: "$q = \\frac{3}{7} \\approx 0.2857$", expected: false, why: "a right-looking approximation does not rescue a wrong exact value" },
+  ...pair("math", "0.29", "$q = \\frac{2}{7} \\approx 0.29$", "$q = \\frac{2}{7} \\approx 0.28$", "a decimal gold reads the approximation"),
+  ...pair("math", "w = 2 + 2 = 4", "\\boxed{w = 1 + 3 = 4}", "\\boxed{w = 1 + 3 = 5}", "a chained gold: the last sides"),
+  ...pair("math", "r = 6", "\\boxed{r = 2 + 2 + 2 = 6}", "\\boxed{r = 2 + 2 + 2 = 8}", "a labelled gold against a chain"),
   { mode: "integer", gold: "21", response: "\\boxed{12 = 21}", expected: false, why: "a false statement between constants is no answer" },
   { mode: "math", gold: "21", response: "\\boxed{12 = 21}", expected: false, why: "math mode: a false statement between constants" },
   { mode: "integer", gold: "12", response: "\\boxed{12 = 21}", expected: false, why: "nor is its left side the answer" },
