@@ -119,7 +119,7 @@ function asSamples(calls: readonly CallRecord[], stats?: (s: MergeStats) => void
   const merged = mergeEpisodeCalls(calls, MERGE);
   stats?.(merged.stats);
   return merged.timelines.map((t, i) => ({
-    sampleId: String(i), episodeId: t.episodeId, agentId: t.agentId, policy: t.policy, taskId: "t", env: "bench",
+    sampleId: String(i), episodeId: t.episodeId, agentId: t.agentId, policy: t.policy, taskId: "t", env: "bench", group: "bench/t",
     tokenIds: t.tokenIds, lossMask: t.lossMask, logprobs: t.logprobs, versions: t.versions,
     reward: 1, advantage: 1, weight: 1, calls: t.callIds.length,
   }));

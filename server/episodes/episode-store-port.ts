@@ -8,6 +8,7 @@ function toEnded(episode: Episode, calls: CallRecord[], outcome: EpisodeOutcome)
     episodeId: episode.episodeId,
     taskId: episode.taskId,
     env: episode.env,
+    groupId: typeof episode.metadata.groupId === "string" ? episode.metadata.groupId : null,
     clientId: episode.clientId,
     evaluation: episode.eval,
     outcome,

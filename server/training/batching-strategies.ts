@@ -1,4 +1,4 @@
-import { groupByTask, groupEpisodes, hasEqualRewards, type PooledEpisode } from "./group-entries.ts";
+import { groupByGroup, groupEpisodes, hasEqualRewards, type PooledEpisode } from "./group-entries.ts";
 import type { PoolEntry } from "./sample-pool.ts";
 
 export type StrategyName = "episodes" | "tasks" | "valid-tasks" | "any-client" | "all-clients";
@@ -65,10 +65,10 @@ export function selectBatch(entries: readonly PoolEntry[], options: StrategyOpti
   }
 }
 
-/** Tasks whose first groupSize episodes have ended, in the order those groups completed. */
+/** Groups whose first groupSize episodes have ended, in the order those groups completed. */
 function completeGroups(episodes: readonly PooledEpisode[], groupSize: number): PooledEpisode[][] {
   const groups: PooledEpisode[][] = [];
-  for (const list of groupByTask(episodes).values()) {
+  for (const list of groupByGroup(episodes).values()) {
     if (list.length >= groupSize) groups.push(list.slice(0, groupSize));
   }
   return groups.sort((a, b) => a[a.length - 1]!.seq - b[b.length - 1]!.seq);

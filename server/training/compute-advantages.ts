@@ -10,14 +10,14 @@ export interface AdvantageOptions {
 }
 
 /**
- * GRPO: advantage = (r - mean) / (std + eps) within the group (the samples of one task in the batch).
+ * GRPO: advantage = (r - mean) / (std + eps) within the group (the samples of one group, `Sample.group`).
  * std is the sample standard deviation (n - 1), as in veRL's GRPO; a group of one has advantage 0.
  * Returns new samples; the inputs are not changed.
  */
 export function computeAdvantages(samples: readonly Sample[], options: AdvantageOptions): Sample[] {
   const perUnit = new Map<string, number>();
   for (const s of samples) perUnit.set(unitKey(s), (perUnit.get(unitKey(s)) ?? 0) + 1);
-  const rewardsByTask = new Map<string, number[]>();
+  const rewardsByGroup = new Map<string, number[]>();
   const seen = new Set<string>();
   for (const s of samples) {
     const key = unitKey(s);
@@ -25,14 +25,14 @@ export function computeAdvantages(samples: readonly Sample[], options: Advantage
       if (seen.has(key)) continue;
       seen.add(key);
     }
-    const list = rewardsByTask.get(s.taskId);
+    const list = rewardsByGroup.get(s.group);
     if (list) list.push(s.reward);
-    else rewardsByTask.set(s.taskId, [s.reward]);
+    else rewardsByGroup.set(s.group, [s.reward]);
   }
-  const statsByTask = new Map<string, { mean: number; std: number }>();
-  for (const [task, rs] of rewardsByTask) statsByTask.set(task, computeMeanStd(rs));
+  const statsByGroup = new Map<string, { mean: number; std: number }>();
+  for (const [group, rs] of rewardsByGroup) statsByGroup.set(group, computeMeanStd(rs));
   return samples.map((s) => {
-    const { mean, std } = statsByTask.get(s.taskId)!;
+    const { mean, std } = statsByGroup.get(s.group)!;
     const weight = options.lossWeight === "per-episode" ? 1 / perUnit.get(unitKey(s))! : 1;
     return { ...s, advantage: (s.reward - mean) / (std + options.eps), weight };
   });

@@ -299,7 +299,7 @@ export class TrainingCoordinator {
       episodes: 0,
       episodeIds: [...new Set(kept.map((e) => e.episodeId))],
       samples: samples.length,
-      groups: new Set(kept.map((e) => e.taskId)).size,
+      groups: new Set(kept.map((e) => e.group)).size,
       droppedGroups: dropped,
       abandoned,
       ...summarize(samples),

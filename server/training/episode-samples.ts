@@ -10,6 +10,8 @@ export interface EpisodeUnit {
   agentId: string;
   taskId: string;
   env: string;
+  /** The group this unit is scored in (`groupKey`). */
+  group: string;
   clientId: string | null;
   reward: number;
   samples: Sample[];
@@ -22,6 +24,14 @@ export interface EpisodeSamples {
   unrewardedAgents: number;
 }
 
+/**
+ * The identity of an episode's GRPO group: the group it was formed in, scoped by environment, never a
+ * bare task id (environments reuse ids such as `test-0-32`). Without a group id, the task's.
+ */
+export function groupKey(episode: Pick<EndedEpisode, "env" | "groupId" | "taskId">): string {
+  return (episode.groupId ?? null) === null ? `${episode.env}\u0000task\u0000${episode.taskId}` : `${episode.env}\u0000group\u0000${episode.groupId}`;
+}
+
 /** Merges a rewarded episode's calls per agent into samples, for the policies in `trainable`. */
 export function buildEpisodeSamples(
   episode: EndedEpisode,
@@ -31,6 +41,7 @@ export function buildEpisodeSamples(
   const out: EpisodeSamples = { units: [], merge: createMergeStats(), unrewardedAgents: 0 };
   if (episode.outcome.kind !== "rewarded") return out;
   const rewards = episode.outcome.rewards;
+  const group = groupKey(episode);
   const byAgent = new Map<string, CallRecord[]>();
   for (const c of episode.calls) {
     if (!trainable.has(c.policy)) continue;
@@ -57,6 +68,7 @@ export function buildEpisodeSamples(
         policy,
         taskId: episode.taskId,
         env: episode.env,
+        group,
         tokenIds: t.tokenIds,
         lossMask: t.lossMask,
         logprobs: t.logprobs,
@@ -73,6 +85,7 @@ export function buildEpisodeSamples(
       agentId,
       taskId: episode.taskId,
       env: episode.env,
+      group,
       clientId: episode.clientId,
       reward,
       samples,

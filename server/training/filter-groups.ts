@@ -1,7 +1,10 @@
-import { groupByTask, groupEpisodes, hasEqualRewards } from "./group-entries.ts";
+import { groupByGroup, groupEpisodes, hasEqualRewards } from "./group-entries.ts";
 import type { PoolEntry } from "./sample-pool.ts";
 
 export interface DroppedGroup {
+  /** The group's identity (`groupKey`), its environment and task. */
+  group: string;
+  env: string;
   taskId: string;
   episodes: number;
   reward: number;
@@ -12,14 +15,15 @@ export interface FilterResult {
   dropped: DroppedGroup[];
 }
 
-/** Dynamic filtering: a group (a task within the batch) whose rewards are all equal carries no signal. */
+/** Dynamic filtering: a group whose rewards are all equal carries no signal. */
 export function filterEqualRewardGroups(entries: readonly PoolEntry[], enabled: boolean): FilterResult {
   if (!enabled) return { kept: [...entries], dropped: [] };
   const kept: PoolEntry[] = [];
   const dropped: DroppedGroup[] = [];
-  for (const [taskId, episodes] of groupByTask(groupEpisodes(entries))) {
+  for (const [group, episodes] of groupByGroup(groupEpisodes(entries))) {
     if (hasEqualRewards(episodes)) {
-      dropped.push({ taskId, episodes: episodes.length, reward: episodes[0]!.entries[0]!.reward });
+      const first = episodes[0]!;
+      dropped.push({ group, env: first.env, taskId: first.taskId, episodes: episodes.length, reward: first.entries[0]!.reward });
     } else {
       for (const ep of episodes) kept.push(...ep.entries);
     }

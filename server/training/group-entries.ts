@@ -4,6 +4,9 @@ import type { PoolEntry } from "./sample-pool.ts";
 export interface PooledEpisode {
   episodeId: string;
   taskId: string;
+  env: string;
+  /** Its GRPO group (`groupKey`). */
+  group: string;
   clientId: string | null;
   /** Arrival of the episode's first unit. */
   seq: number;
@@ -16,18 +19,18 @@ export function groupEpisodes(entries: readonly PoolEntry[]): PooledEpisode[] {
   for (const e of entries) {
     const ep = byId.get(e.episodeId);
     if (ep) ep.entries.push(e);
-    else byId.set(e.episodeId, { episodeId: e.episodeId, taskId: e.taskId, clientId: e.clientId, seq: e.seq, entries: [e] });
+    else byId.set(e.episodeId, { episodeId: e.episodeId, taskId: e.taskId, env: e.env, group: e.group, clientId: e.clientId, seq: e.seq, entries: [e] });
   }
   return [...byId.values()].sort((a, b) => a.seq - b.seq);
 }
 
-/** Episodes per task, each list oldest first; tasks in order of their first episode. */
-export function groupByTask(episodes: readonly PooledEpisode[]): Map<string, PooledEpisode[]> {
+/** Episodes per GRPO group (never per bare task id), each list oldest first; groups in order of their first episode. */
+export function groupByGroup(episodes: readonly PooledEpisode[]): Map<string, PooledEpisode[]> {
   const out = new Map<string, PooledEpisode[]>();
   for (const ep of episodes) {
-    const list = out.get(ep.taskId);
+    const list = out.get(ep.group);
     if (list) list.push(ep);
-    else out.set(ep.taskId, [ep]);
+    else out.set(ep.group, [ep]);
   }
   return out;
 }

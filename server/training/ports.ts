@@ -14,6 +14,12 @@ export interface EndedEpisode {
   episodeId: string;
   taskId: string;
   env: string;
+  /**
+   * The GRPO group the episode was formed in (the scheduler's group, or the client-driven caller's), from
+   * the episode's `metadata.groupId`; null when none was given (the group is then its task, still scoped
+   * by environment).
+   */
+  groupId: string | null;
   /** The client that ran it; `any-client`/`all-clients` count activity by it. */
   clientId: string | null;
   /** Evaluation episodes never enter training. */

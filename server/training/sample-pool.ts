@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS training_pool_units (
   agent_id TEXT NOT NULL,
   task_id TEXT NOT NULL,
   env TEXT NOT NULL,
+  group_key TEXT NOT NULL,
   client_id TEXT,
   reward REAL NOT NULL,
   sample_count INTEGER NOT NULL,
@@ -46,6 +47,7 @@ interface UnitRow {
   agent_id: string;
   task_id: string;
   env: string;
+  group_key: string;
   client_id: string | null;
   reward: number;
   sample_count: number;
@@ -81,9 +83,15 @@ export class SamplePool {
   constructor(db: Database) {
     this.#db = db;
     db.exec(SCHEMA);
-    this.#insertUnit = db.prepare<[string, string, string, string, string, string | null, number, number]>(
-      `INSERT OR REPLACE INTO training_pool_units (policy, episode_id, agent_id, task_id, env, client_id, reward, sample_count)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    // A pool written before groups had their own identity: its units are scored by task, as they were.
+    const columns = db.prepare<[], { name: string }>("PRAGMA table_info(training_pool_units)").all();
+    if (!columns.some((c) => c.name === "group_key")) {
+      db.exec("ALTER TABLE training_pool_units ADD COLUMN group_key TEXT NOT NULL DEFAULT ''");
+      db.exec("UPDATE training_pool_units SET group_key = env || char(0) || 'task' || char(0) || task_id");
+    }
+    this.#insertUnit = db.prepare<[string, string, string, string, string, string, string | null, number, number]>(
+      `INSERT OR REPLACE INTO training_pool_units (policy, episode_id, agent_id, task_id, env, group_key, client_id, reward, sample_count)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#insertSample = db.prepare<[string, string, string, string, number, number, Buffer, Buffer, Buffer, Buffer]>(
       `INSERT OR REPLACE INTO training_pool_samples (sample_id, policy, episode_id, agent_id, idx, calls, token_ids, loss_mask, logprobs, versions)
@@ -111,7 +119,7 @@ export class SamplePool {
     const write = this.#db.transaction(() => {
       for (const u of units) {
         this.#deleteUnitSamples.run(u.policy, u.episodeId, u.agentId);
-        this.#insertUnit.run(u.policy, u.episodeId, u.agentId, u.taskId, u.env, u.clientId, u.reward, u.samples.length);
+        this.#insertUnit.run(u.policy, u.episodeId, u.agentId, u.taskId, u.env, u.group, u.clientId, u.reward, u.samples.length);
         u.samples.forEach((s, idx) => {
           this.#insertSample.run(
             s.sampleId, u.policy, u.episodeId, u.agentId, idx, s.calls,
@@ -127,7 +135,7 @@ export class SamplePool {
       const seq = this.#selectSeq.get(u.policy, u.episodeId, u.agentId)!.seq;
       this.#remember({
         policy: u.policy, episodeId: u.episodeId, agentId: u.agentId, taskId: u.taskId, env: u.env,
-        clientId: u.clientId, reward: u.reward, seq, sampleCount: u.samples.length,
+        group: u.group, clientId: u.clientId, reward: u.reward, seq, sampleCount: u.samples.length,
       });
     }
   }
@@ -188,7 +196,7 @@ export class SamplePool {
 function toEntry(r: UnitRow): PoolEntry {
   return {
     policy: r.policy, episodeId: r.episode_id, agentId: r.agent_id, taskId: r.task_id, env: r.env,
-    clientId: r.client_id, reward: r.reward, seq: r.seq, sampleCount: r.sample_count,
+    group: r.group_key, clientId: r.client_id, reward: r.reward, seq: r.seq, sampleCount: r.sample_count,
   };
 }
 
@@ -211,7 +219,7 @@ function decodeSample(row: SampleRow, e: PoolEntry): Sample {
   }
   return {
     sampleId: row.sample_id, episodeId: e.episodeId, agentId: e.agentId, policy: e.policy, taskId: e.taskId,
-    env: e.env, tokenIds: decodeInt32(row.token_ids), lossMask: mask, logprobs: Array.from(lp), versions,
+    env: e.env, group: e.group, tokenIds: decodeInt32(row.token_ids), lossMask: mask, logprobs: Array.from(lp), versions,
     reward: e.reward, advantage: 0, weight: 1, calls: row.calls,
   };
 }

@@ -7,6 +7,8 @@ export interface Sample {
   taskId: string;
   /** Environment name, for per-environment metrics. */
   env: string;
+  /** The GRPO group (see `groupKey`): advantages compare samples of one group only. */
+  group: string;
   tokenIds: number[];
   /** 1 on tokens the policy generated (and their end-of-turn token), 0 elsewhere. Same length as tokenIds. */
   lossMask: number[];

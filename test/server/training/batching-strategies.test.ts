@@ -2,17 +2,30 @@ import { describe, expect, it } from "vitest";
 import { type ClientsView, selectBatch, type StrategyName } from "../../../server/training/batching-strategies.ts";
 import { ClientActivity } from "../../../server/training/client-activity.ts";
 import { filterEqualRewardGroups } from "../../../server/training/filter-groups.ts";
+import { groupKey } from "../../../server/training/episode-samples.ts";
 import type { PoolEntry } from "../../../server/training/sample-pool.ts";
 
 let seq = 0;
-function entry(taskId: string, episodeId: string, reward: number, agentId = "a", clientId = "c1"): PoolEntry {
-  return { policy: "main", episodeId, agentId, taskId, env: "smoke", clientId, reward, seq: ++seq, sampleCount: 1 };
+function entry(taskId: string, episodeId: string, reward: number, agentId = "a", clientId = "c1", env = "smoke", groupId: string | null = null): PoolEntry {
+  return { policy: "main", episodeId, agentId, taskId, env, group: groupKey({ env, groupId, taskId }), clientId, reward, seq: ++seq, sampleCount: 1 };
 }
 const noClients: ClientsView = { active: [], agreed: new Set() };
 const opts = (strategy: StrategyName) => ({ strategy, batchTasks: 2, groupSize: 2 });
 const episodesOf = (sel: ReturnType<typeof selectBatch>) => (sel.ready ? [...new Set(sel.take.map((e) => e.episodeId))] : sel.reason);
 
 describe("batching strategies", () => {
+  // Regression (issue 18, item 1): a bare task id made one group of two environments' episodes.
+  it("tasks (C2): a group is the (environment, group) it was formed in, never a task id shared across them", () => {
+    const pool = [
+      entry("train-0-32", "a1", 1, "a", "c1", "arith", "0:0"),
+      entry("train-0-32", "c1", 0, "a", "c1", "countdown", "0:1"),
+      entry("train-0-32", "x1", 0, "a", "c1", "arith", "1:3"),
+    ];
+    expect(episodesOf(selectBatch(pool, { strategy: "tasks", batchTasks: 1, groupSize: 2 }, noClients))).toBe("0/1 complete tasks");
+    pool.push(entry("train-0-32", "a2", 0, "a", "c1", "arith", "0:0"));
+    expect(episodesOf(selectBatch(pool, { strategy: "tasks", batchTasks: 1, groupSize: 2 }, noClients))).toEqual(["a1", "a2"]);
+  });
+
   it("episodes (C1): ready at batchTasks x groupSize episodes, takes the oldest that many", () => {
     const pool = [entry("t1", "e1", 1), entry("t2", "e2", 0), entry("t1", "e3", 0, "a"), entry("t1", "e3", 1, "b")];
     expect(episodesOf(selectBatch(pool, opts("episodes"), noClients))).toBe("3/4 episodes");
@@ -37,7 +50,7 @@ describe("batching strategies", () => {
     const sel = selectBatch(pool, opts("valid-tasks"), noClients);
     expect(episodesOf(sel)).toEqual(["e1", "e2", "e3", "e4", "e5", "e6"]);
     const filtered = filterEqualRewardGroups(sel.ready ? sel.take : [], true);
-    expect(filtered.dropped).toEqual([{ taskId: "t1", episodes: 2, reward: 1 }]);
+    expect(filtered.dropped).toEqual([{ group: groupKey({ env: "smoke", groupId: null, taskId: "t1" }), env: "smoke", taskId: "t1", episodes: 2, reward: 1 }]);
     expect(filtered.kept.map((e) => e.episodeId)).toEqual(["e3", "e4", "e5", "e6"]);
     expect(filterEqualRewardGroups(sel.ready ? sel.take : [], false).kept).toHaveLength(6);
   });

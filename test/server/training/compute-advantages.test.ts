@@ -4,7 +4,7 @@ import type { Sample } from "../../../server/training/sample.ts";
 
 function sample(taskId: string, episodeId: string, reward: number, idx = 0): Sample {
   return {
-    sampleId: `${episodeId}:a:${idx}`, episodeId, agentId: "a", policy: "main", taskId, env: "smoke",
+    sampleId: `${episodeId}:a:${idx}`, episodeId, agentId: "a", policy: "main", taskId, env: "smoke", group: `smoke/${taskId}`,
     tokenIds: [1], lossMask: [1], logprobs: [-1], versions: [0], reward, advantage: 0, weight: 1, calls: 1,
   };
 }

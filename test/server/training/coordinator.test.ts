@@ -70,6 +70,34 @@ describe("TrainingCoordinator", () => {
     expect(coord.canSchedule()).toBe(true);
   });
 
+  // Regression (issue 18, item 1): the pool grouped by task id alone, so arith and countdown episodes of
+  // `train-0-32` formed one group, and a failed group's leftovers joined a later group of that task.
+  it("groups by the group the episode was formed in, scoped by environment, never by a bare task id", async () => {
+    const { store, batches, reports, pool, coord } = setup();
+    const ids = ["a1", "c1", "a2", "c2", "x1"];
+    for (const id of ids) store.claim(id);
+    const arith = (id: string, group: string, r: number) => rewardedEpisode(id, "train-0-32", r, { env: "arith", groupId: group });
+    const countdown = (id: string, group: string, r: number) => rewardedEpisode(id, "train-0-32", r, { env: "countdown", groupId: group });
+    // One episode each of arith group 0:0 and countdown group 0:1, the same task id: no group is complete.
+    store.end(arith("a1", "0:0", 1));
+    store.end(countdown("c1", "0:1", 0));
+    // A leftover of a failed arith group (1:0) of the same task: it must not complete group 0:0.
+    store.end(arith("x1", "1:0", 0));
+    await new Promise((r) => setImmediate(r));
+    expect(batches).toHaveLength(0);
+    store.end(arith("a2", "0:0", 0));
+    store.end(countdown("c2", "0:1", 1));
+    await new Promise((r) => setImmediate(r));
+    await coord.whenIdle();
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatchObject({ groups: 2, episodes: 4 });
+    expect(new Set(reports[0]!.episodeIds)).toEqual(new Set(["a1", "a2", "c1", "c2"]));
+    // Advantages within each group: +a for the winner, -a for the loser, in both environments.
+    const a = 0.5 / (Math.SQRT1_2 + 1e-6);
+    expect(batches[0]!.samples.map((s) => s.advantage).sort()).toEqual([-a, -a, a, a].sort());
+    expect(pool.entries("main").map((e) => e.episodeId)).toEqual(["x1"]);
+  });
+
   it("abandons in-flight episodes after syncTimeoutS and ignores their late end", async () => {
     const { store, reports, coord } = setup();
     store.claim("slow");

@@ -23,11 +23,11 @@ function openDb(): { path: string; db: Database.Database } {
 
 function unit(policy: string, episodeId: string, agentId: string, reward: number, n = 1): EpisodeUnit {
   const samples: Sample[] = Array.from({ length: n }, (_, i) => ({
-    sampleId: `${episodeId}:${agentId}:${i}`, episodeId, agentId, policy, taskId: "t1", env: "smoke",
+    sampleId: `${episodeId}:${agentId}:${i}`, episodeId, agentId, policy, taskId: "t1", env: "smoke", group: "smoke/g1",
     tokenIds: [1, 2, 3 + i, 70_000], lossMask: [0, 0, 1, 1], logprobs: [0, 0, -0.1 * (i + 1), -1e-17], versions: [-1, -1, 3, 4],
     reward, advantage: 0, weight: 1, calls: 2,
   }));
-  return { policy, episodeId, agentId, taskId: "t1", env: "smoke", clientId: "c1", reward, samples };
+  return { policy, episodeId, agentId, taskId: "t1", env: "smoke", group: "smoke/g1", clientId: "c1", reward, samples };
 }
 
 describe("SamplePool", () => {

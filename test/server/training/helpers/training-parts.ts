@@ -91,12 +91,13 @@ export function rewardedEpisode(
   episodeId: string,
   taskId: string,
   reward: number,
-  opts: { clientId?: string; version?: number; outcome?: EndedEpisode["outcome"]; evaluation?: boolean } = {},
+  opts: { clientId?: string; version?: number; outcome?: EndedEpisode["outcome"]; evaluation?: boolean; env?: string; groupId?: string } = {},
 ): EndedEpisode {
   return {
     episodeId,
     taskId,
-    env: "smoke",
+    env: opts.env ?? "smoke",
+    groupId: opts.groupId ?? null,
     clientId: opts.clientId ?? "c1",
     evaluation: opts.evaluation ?? false,
     outcome: opts.outcome ?? { kind: "rewarded", rewards: { a: reward } },
