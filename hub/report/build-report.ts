@@ -15,6 +15,8 @@ export interface ReportSummary {
   failures: Record<string, number>;
   /** Training rewards per (environment, code hash): what each hot-swapped version of an environment scored. */
   codeVersions: CodeVersionRow[];
+  /** Groups failed for good and their ended episodes, dropped untrained. */
+  failedGroups: { groups: number; episodes: number };
   files: string[];
 }
 
@@ -99,6 +101,10 @@ function summarise(steps: readonly StepEvent[], files: string[], codeVersions: C
     tokenSavings: { callTokens, sampleTokens, ratio: callTokens ? sampleTokens / callTokens : 1 },
     failures,
     codeVersions,
+    failedGroups: {
+      groups: steps.reduce((a, s) => a + (s.failedGroups?.groups ?? 0), 0),
+      episodes: steps.reduce((a, s) => a + (s.failedGroups?.episodes ?? 0), 0),
+    },
     files,
   };
 }
@@ -157,6 +163,7 @@ ${codeRows ? `<table><tr><th>environment</th><th>code hash</th><th>steps</th><th
 ${evalRows ? `<table><tr><th>step</th><th>environment</th><th>split</th><th>episodes</th><th>mean reward</th><th>success</th></tr>${evalRows}</table>` : "<p>No evaluation in this run.</p>"}
 <h2>Failures</h2>
 ${failRows ? `<table><tr><th>kind</th><th>episodes</th><th>cause</th></tr>${failRows}</table>` : "<p>No infrastructure failures.</p>"}
+<p>${summary.failedGroups.groups} group(s) failed for good (a member ran out of retries); their ${summary.failedGroups.episodes} ended episode(s) left the pool untrained.</p>
 <h2>Curves</h2>
 ${charts}
 </body></html>

@@ -1,7 +1,18 @@
 import { type MixLedger, planQuotas, sharesAt } from "./mixing.ts";
 import type { Batch, Counters, EnvLane, Group, NewSlot, Slot } from "./slots.ts";
 import type { SchedulerState, SchedulerStateInput } from "./state.ts";
+import type { AbortReason } from "./port.ts";
 import type { BatchReport, GroupReport } from "./types.ts";
+
+/** A group that failed for good, as the planner reports it. */
+export interface FailedGroup {
+  env: string;
+  groupId: string;
+  taskId: string;
+  /** Its members that had ended (their results are not trained). */
+  episodeIds: string[];
+  failures: AbortReason[];
+}
 
 export interface BatchPlannerOptions {
   batchTasks: number;
@@ -25,6 +36,7 @@ export class BatchPlanner {
   readonly #counters: Counters;
   readonly #cancel: (slot: Slot, reason: string) => void;
   readonly #onBatch: (report: BatchReport) => void;
+  readonly #onGroupFailed: (failed: FailedGroup) => void;
   readonly #batches: Batch[] = [];
   /** Groups of the resumed batches that had completed before the interruption: planned as complete. */
   readonly #resumedDone: ReadonlySet<string>;
@@ -41,6 +53,8 @@ export class BatchPlanner {
       cancel: (slot: Slot, reason: string) => void;
       /** A batch finished (all its groups complete or failed). */
       onBatch: (report: BatchReport) => void;
+      /** A group failed for good. */
+      onGroupFailed: (failed: FailedGroup) => void;
     },
   ) {
     this.#o = options;
@@ -49,6 +63,7 @@ export class BatchPlanner {
     this.#counters = deps.counters;
     this.#cancel = deps.cancel;
     this.#onBatch = deps.onBatch;
+    this.#onGroupFailed = deps.onGroupFailed;
     const state = options.state;
     this.#ledger = {
       target: lanes.map((e) => state?.ledger[e.config.name]?.target ?? 0),
@@ -78,6 +93,13 @@ export class BatchPlanner {
         if (other.state === "running" || other.state === "starting") this.#cancel(other, "its group failed");
         if (other.state !== "done") other.state = "failed";
       }
+      this.#onGroupFailed({
+        env: group.env.config.name,
+        groupId: group.id,
+        taskId: group.task.id,
+        episodeIds: group.slots.flatMap((s) => (s.result ? [s.result.episodeId] : [])),
+        failures: group.failures,
+      });
       const batch = group.batch;
       if (this.#o.replaceFailedGroups && batch.replacements < this.#o.batchTasks) {
         batch.replacements += 1;

@@ -147,6 +147,7 @@ export class Scheduler {
         newSlot,
         counters: this.#counters,
         cancel: (slot, why) => this.#dispatcher.cancel(slot, why),
+        onGroupFailed: (failed) => this.#emit({ type: "group-failed", ...failed }),
         onBatch: (batch) => {
           this.#emit({ type: "batch", batch });
           if (this.#evalEvery > 0 && this.#counters.batchesCompleted % this.#evalEvery === 0) void this.evaluate();

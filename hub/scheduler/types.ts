@@ -80,6 +80,11 @@ export interface EvalRequest {
 
 export type SchedulerEvent =
   | { type: "batch"; batch: BatchReport }
+  /**
+   * A group failed for good (a member ran out of retries). `episodeIds`: its members that had ended; the
+   * training side drops them (a group trains whole or not at all).
+   */
+  | { type: "group-failed"; env: string; groupId: string; taskId: string; episodeIds: string[]; failures: AbortReason[] }
   | { type: "eval"; report: EvalReport }
   /** `trained`: agent id -> role of the episode's agents bound to policies (the ones whose reward is trained on). */
   | { type: "episode-end"; env: string; taskId: string; purpose: "train" | "eval"; trained: Record<string, string>; result: EpisodeResult }

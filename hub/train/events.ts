@@ -50,6 +50,8 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     perPolicy: z.record(z.string(), PerPolicySchema),
     filteredGroups: z.number().int(),
     failures: z.record(z.string(), z.number().int()),
+    /** Groups failed for good since the last step, and their ended episodes dropped from the pool (never trained). */
+    failedGroups: z.object({ groups: z.number().int(), episodes: z.number().int() }).optional(),
     merging: z.object({ callTokens: z.number().int(), sampleTokens: z.number().int() }),
   }),
   z.object({

@@ -130,6 +130,7 @@ export class RunLoop {
         this.#emit(episodeEndEvent(e, this.#step));
         this.#showFill(coordinator.phase());
       }
+      if (e.type === "group-failed") coordinator.discardGroup(e.env, e.groupId);
       if (e.type === "env-mismatch") this.#log("warn", `client '${e.clientId}': ${e.message}`);
     });
     this.#batchReset = () => (batchesSinceStep = 0);

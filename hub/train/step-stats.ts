@@ -59,6 +59,7 @@ export class StepStats {
   #envs = new Map<string, Tally>();
   #roles = new Map<string, Tally>();
   #failures: Record<string, number> = {};
+  #failedGroups = { groups: 0, episodes: 0 };
   #since: number;
   #merge: { calls: number; sample: number };
 
@@ -77,6 +78,9 @@ export class StepStats {
       for (const [id, role] of Object.entries(e.trained)) add(this.#roles, `${e.env}/${role}`, e.result.rewards[id] ?? 0, top);
     } else if (e.type === "episode-abort") {
       this.#failures[e.reason.kind] = (this.#failures[e.reason.kind] ?? 0) + 1;
+    } else if (e.type === "group-failed") {
+      this.#failedGroups.groups += 1;
+      this.#failedGroups.episodes += e.episodeIds.length;
     }
   }
 
@@ -120,11 +124,13 @@ export class StepStats {
       perPolicy,
       filteredGroups: reports.reduce((a, r) => a + r.droppedGroups.length, 0),
       failures: this.#failures,
+      failedGroups: this.#failedGroups,
       merging: { callTokens: merge.unmergedTokens - this.#merge.calls, sampleTokens: merge.mergedTokens - this.#merge.sample },
     };
     this.#envs = new Map();
     this.#roles = new Map();
     this.#failures = {};
+    this.#failedGroups = { groups: 0, episodes: 0 };
     this.#since = now;
     this.#merge = { calls: merge.unmergedTokens, sample: merge.mergedTokens };
     return event;

@@ -1,7 +1,7 @@
 import { type StrategyName, selectBatch } from "./batching-strategies.ts";
 import { ClientActivity } from "./client-activity.ts";
 import { type AdvantageOptions, computeAdvantages } from "./compute-advantages.ts";
-import { buildEpisodeSamples } from "./episode-samples.ts";
+import { buildEpisodeSamples, groupKey } from "./episode-samples.ts";
 import { type DroppedGroup, filterEqualRewardGroups } from "./filter-groups.ts";
 import type { MergeOptions, MergeStats } from "./merge-timelines.ts";
 import { addMergeStats, createMergeStats } from "./merge-timelines.ts";
@@ -89,6 +89,9 @@ export interface CoordinatorCounters {
   droppedGroups: number;
   droppedEpisodes: number;
   abandonedByDrain: number;
+  /** Groups the scheduler failed for good (`discardGroup`), and their ended episodes that left the pool. */
+  failedGroups: number;
+  failedGroupEpisodes: number;
   merge: MergeStats;
 }
 
@@ -111,8 +114,10 @@ export class TrainingCoordinator {
   readonly #abandoned = new Set<string>();
   readonly #counters: CoordinatorCounters = {
     episodesPooled: 0, infraFailed: 0, abandonedEnded: 0, evaluation: 0, unrewardedAgents: 0,
-    droppedGroups: 0, droppedEpisodes: 0, abandonedByDrain: 0, merge: createMergeStats(),
+    droppedGroups: 0, droppedEpisodes: 0, abandonedByDrain: 0, failedGroups: 0, failedGroupEpisodes: 0, merge: createMergeStats(),
   };
+  /** Groups failed for good: their episodes never train, even one that ends late. */
+  readonly #failedGroups = new Set<string>();
   #phase: CoordinatorPhase = "rolling";
   #running: Promise<void> | null = null;
   #again = false;
@@ -171,6 +176,10 @@ export class TrainingCoordinator {
       c.infraFailed++;
       return;
     }
+    if (this.#failedGroups.has(groupKey(episode))) {
+      c.failedGroupEpisodes++;
+      return;
+    }
     const built = buildEpisodeSamples(episode, this.#o.config.merging, this.#trainable);
     c.unrewardedAgents += built.unrewardedAgents;
     addMergeStats(c.merge, built.merge);
@@ -178,6 +187,26 @@ export class TrainingCoordinator {
     if (built.units.length > 0) c.episodesPooled++;
     for (const u of built.units) this.#checkCap(u.policy);
     this.tick();
+  }
+
+  /**
+   * A group failed for good (the scheduler gave up on a member): a group trains whole or not at all, so
+   * its ended episodes leave the pool, now and if one ends later. Returns how many left.
+   */
+  discardGroup(env: string, groupId: string): number {
+    const key = groupKey({ env, groupId, taskId: "" });
+    if (this.#failedGroups.has(key)) return 0;
+    this.#failedGroups.add(key);
+    this.#counters.failedGroups++;
+    const episodes = new Set<string>();
+    for (const policy of this.#trainable) {
+      const ids = [...new Set(this.#o.pool.entries(policy).filter((e) => e.group === key).map((e) => e.episodeId))];
+      this.#o.pool.remove(policy, ids);
+      for (const id of ids) episodes.add(id);
+      this.#checkCap(policy);
+    }
+    this.#counters.failedGroupEpisodes += episodes.size;
+    return episodes.size;
   }
 
   /** A client's `agree_sync` (any-client / all-clients). */

@@ -129,7 +129,7 @@ describe("Scheduler", () => {
   });
 
   it("retries infra failures up to infraRetries, then fails the group, counts it and replaces it", async () => {
-    const { scheduler, batches, registry } = await make({ maxBatches: 1, infraRetries: 1 });
+    const { scheduler, batches, registry, events } = await make({ maxBatches: 1, infraRetries: 1 });
     scheduler.start();
     const c = new SimClient(scheduler, "c", both, 8);
     c.hello();
@@ -151,6 +151,11 @@ describe("Scheduler", () => {
     expect(b.filled).toEqual({ a: 1, b: 1 });
     expect(scheduler.stats().failedGroups).toBe(1);
     expect(registry.samples.some((s) => s.groupId === "0:0")).toBe(true); // member 1 ended before; the batch masks the group out
+    // The training side hears of the failure at once, with the members that had ended, to drop them.
+    const failed = events.filter((e) => e.type === "group-failed");
+    expect(failed).toMatchObject([{ env: "a", groupId: "0:0", failures: [{ kind: "crash" }, { kind: "crash" }] }]);
+    const ended = registry.samples.filter((s) => s.groupId === "0:0").map((s) => s.episodeId);
+    expect(failed[0]!.type === "group-failed" && failed[0]!.episodeIds).toEqual(ended);
   });
 
   // Regression (issue 18, item 10): every episode the store gave up was reported as a `timeout`, and the

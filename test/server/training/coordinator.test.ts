@@ -98,6 +98,24 @@ describe("TrainingCoordinator", () => {
     expect(pool.entries("main").map((e) => e.episodeId)).toEqual(["x1"]);
   });
 
+  // Regression (issue 18, item 2): a failed group's ended episodes stayed in the pool for good (51 stranded
+  // units at the end of one run).
+  it("drops a failed group's ended episodes from the pool, counts them, and drops one that ends later", async () => {
+    const { store, pool, coord, batches } = setup();
+    for (const id of ["g1", "g2", "g3", "o1"]) store.claim(id);
+    store.end(rewardedEpisode("g1", "t1", 1, { env: "arith", groupId: "3:1" }));
+    store.end(rewardedEpisode("g2", "t1", 0, { env: "arith", groupId: "3:1" }));
+    store.end(rewardedEpisode("o1", "t1", 0, { env: "countdown", groupId: "3:1" }));
+    expect(coord.discardGroup("arith", "3:1")).toBe(2);
+    expect(pool.entries("main").map((e) => e.episodeId)).toEqual(["o1"]);
+    store.end(rewardedEpisode("g3", "t1", 1, { env: "arith", groupId: "3:1" }));
+    expect(pool.entries("main").map((e) => e.episodeId)).toEqual(["o1"]);
+    expect(coord.discardGroup("arith", "3:1")).toBe(0);
+    expect(coord.counters()).toMatchObject({ failedGroups: 1, failedGroupEpisodes: 3 });
+    await coord.whenIdle();
+    expect(batches).toHaveLength(0);
+  });
+
   it("abandons in-flight episodes after syncTimeoutS and ignores their late end", async () => {
     const { store, reports, coord } = setup();
     store.claim("slow");
