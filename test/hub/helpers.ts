@@ -47,11 +47,16 @@ export interface CliResult {
 
 /**
  * Runs `node bin/agentjet.js ...args` as a child process in `cwd`. `onStdout` sees the standard output
- * so far after each chunk, with the child (to signal it mid-run).
+ * so far after each chunk, with the child (to signal it mid-run). `env` adds to (or blanks) the environment.
  */
-export function runCli(args: string[], cwd: string, onStdout?: (stdout: string, child: ChildProcess) => void): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  cwd: string,
+  onStdout?: (stdout: string, child: ChildProcess) => void,
+  env: Record<string, string> = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(REPO, "bin", "agentjet.js"), ...args], { cwd, env: { ...process.env, AGENTJET_CHILD: "" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(REPO, "bin", "agentjet.js"), ...args], { cwd, env: { ...process.env, AGENTJET_CHILD: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => {

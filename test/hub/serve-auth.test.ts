@@ -1,0 +1,48 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { REPO, runCli } from "./helpers.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const tmp = (): string => {
+  const d = mkdtempSync(join(tmpdir(), "aj-serve-auth-"));
+  dirs.push(d);
+  return d;
+};
+const CONFIG = join(REPO, "examples", "quickstart.yaml");
+const NO_TOKENS = { AGENTJET_ADMIN_TOKEN: "", AGENTJET_CLIENT_TOKEN: "" };
+
+describe("agentjet serve and its tokens", () => {
+  it("refuses to listen beyond loopback without tokens, with a coded error, and writes none", { timeout: 60_000 }, async () => {
+    const runDir = join(tmp(), "run");
+    const r = await runCli(["serve", "--config", CONFIG, "--host", "0.0.0.0", "--port", "0", "--run-dir", runDir], REPO, undefined, NO_TOKENS);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("AJ_ERR_AUTH_REMOTE_WITHOUT_TOKENS");
+    expect(() => statSync(join(runDir, "tokens.json"))).toThrow();
+  });
+
+  it("on loopback it generates tokens into <run-dir>/tokens.json (0600), says where, and the control plane takes only them", { timeout: 120_000 }, async () => {
+    const runDir = join(tmp(), "run");
+    let checked: Promise<void> | null = null;
+    const r = await runCli(["serve", "--config", CONFIG, "--port", "0", "--run-dir", runDir], REPO, (stdout, child) => {
+      const url = /http:\/\/127\.0\.0\.1:\d+/.exec(stdout)?.[0];
+      if (checked || !url || !stdout.includes("control-plane tokens")) return;
+      checked = (async () => {
+        const file = join(runDir, "tokens.json");
+        expect(statSync(file).mode & 0o777).toBe(0o600);
+        expect(stdout).toContain(file);
+        const tokens = JSON.parse(readFileSync(file, "utf8")) as { adminToken: string; clientTokens: string[] };
+        expect(stdout).not.toContain(tokens.adminToken);
+        expect((await fetch(`${url}/v1/server/status`)).status).toBe(401);
+        expect((await fetch(`${url}/v1/server/status`, { headers: { authorization: `Bearer ${tokens.clientTokens[0]}` } })).status).toBe(200);
+      })().finally(() => child.kill("SIGTERM"));
+    });
+    expect(checked).not.toBeNull();
+    await checked;
+    expect(r.code).toBe(130);
+  });
+});
