@@ -63,8 +63,12 @@ function tokenize(s: string): Token[] | null {
   return out;
 }
 
+/** Deeper nesting than this is no answer anyone writes; it must not exhaust the stack. */
+const MAX_DEPTH = 100;
+
 class Parser {
   private pos = 0;
+  private depth = 0;
   constructor(private readonly tokens: Token[]) {}
 
   atEnd(): boolean {
@@ -77,6 +81,13 @@ class Parser {
   }
 
   parseExpression(): Rational | null {
+    if (++this.depth > MAX_DEPTH) return null;
+    const value = this.parseSum();
+    this.depth--;
+    return value;
+  }
+
+  private parseSum(): Rational | null {
     let left = this.parseTerm();
     while (left !== null) {
       const op = this.peekOp();
@@ -112,7 +123,9 @@ class Parser {
     const op = this.peekOp();
     if (op === "-" || op === "+") {
       this.pos++;
+      if (++this.depth > MAX_DEPTH) return null;
       const v = this.parseUnary();
+      this.depth--;
       return v === null ? null : op === "-" ? negate(v) : v;
     }
     return this.parsePower();

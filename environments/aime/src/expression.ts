@@ -138,6 +138,7 @@ class Parser {
   }
 
   private unary(depth: number): Expr | null {
+    if (depth > MAX_DEPTH) return null;
     if (this.isSym("-") || this.isSym("+")) {
       const neg = this.isSym("-");
       this.pos++;

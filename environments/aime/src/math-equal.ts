@@ -74,7 +74,7 @@ function compareNormalized(gold: string, pred: string, budget: Budget, options: 
 
   const goldUnion = splitTopLevel(gold, "\\cup");
   const predUnion = splitTopLevel(pred, "\\cup");
-  if (goldUnion.length > 1 || predUnion.length > 1) return matchUnordered(goldUnion, predUnion, next);
+  if (goldUnion.length > 1 || predUnion.length > 1) return matchUnordered(goldUnion, predUnion, next, budget);
 
   const goldMatrix = readMatrix(gold);
   const predMatrix = readMatrix(pred);
@@ -94,7 +94,7 @@ function compareNormalized(gold: string, pred: string, budget: Budget, options: 
 
   const goldRel = readRelation(gold);
   const predRel = readRelation(pred);
-  if (goldRel !== null || predRel !== null) return compareRelations(gold, pred, goldRel, predRel, next);
+  if (goldRel !== null || predRel !== null) return compareRelations(gold, pred, goldRel, predRel, next, budget);
 
   // The gold's value: after a label (`k = 1`), or the last side of a longer chain (`z = 1 + 1 = 2`).
   const goldEq = splitTopLevel(gold, "=");
@@ -107,7 +107,7 @@ function compareNormalized(gold: string, pred: string, budget: Budget, options: 
     const decimal = decimalComma(gold, pred, g, p);
     if (decimal !== null) return next(decimal[0], decimal[1]);
     if (g === null || p === null) return { kind: "different" };
-    return compareCollections(g, p, next);
+    return compareCollections(g, p, next, budget);
   }
 
   if (goldValue !== null) {
@@ -142,7 +142,7 @@ function compareChain(gold: string, sides: string[], next: Compare): MathCompari
 
 type Compare = (gold: string, pred: string) => MathComparison;
 
-function compareRelations(gold: string, pred: string, g: Relation | null, p: Relation | null, next: Compare): MathComparison {
+function compareRelations(gold: string, pred: string, g: Relation | null, p: Relation | null, next: Compare, budget: Budget): MathComparison {
   if (g !== null && p !== null) {
     if (g.ops.length !== p.ops.length || g.ops.some((op, i) => op !== p.ops[i])) return { kind: "different" };
     return all(g.sides.map((side, i) => () => next(side, p.sides[i]!)));
@@ -151,7 +151,7 @@ function compareRelations(gold: string, pred: string, g: Relation | null, p: Rel
   const gi = g === null ? readCollection(gold) : relationToInterval(g);
   const pi = p === null ? readCollection(pred) : relationToInterval(p);
   if (gi === null || pi === null || gi.open === "" || pi.open === "" || gi.open === "\\{" || pi.open === "\\{") return { kind: "different" };
-  return compareCollections(gi, pi, next);
+  return compareCollections(gi, pi, next, budget);
 }
 
 function compareEquations(g: [string, string], p: [string, string], budget: Budget, next: Compare): MathComparison {
@@ -184,18 +184,18 @@ function decimalComma(gold: string, pred: string, g: Collection | null, p: Colle
   return null;
 }
 
-function compareCollections(g: Collection, p: Collection, next: Compare): MathComparison {
+function compareCollections(g: Collection, p: Collection, next: Compare, budget: Budget): MathComparison {
   const unorderedG = g.open === "\\{" || g.open === "";
   const unorderedP = p.open === "\\{" || p.open === "";
   if (unorderedG || unorderedP) {
     if (!(unorderedG && unorderedP)) return { kind: "different" };
-    return matchUnordered(g.items, p.items, next);
+    return matchUnordered(g.items, p.items, next, budget);
   }
   if (g.open !== p.open || g.close !== p.close || g.items.length !== p.items.length) return { kind: "different" };
   return all(g.items.map((item, i) => () => next(item, p.items[i]!)));
 }
 
-function matchUnordered(goldItems: string[], predItems: string[], next: Compare): MathComparison {
+function matchUnordered(goldItems: string[], predItems: string[], next: Compare, budget: Budget): MathComparison {
   // Sets: a member written twice is one member.
   const gold = distinct(goldItems);
   const pred = distinct(predItems);
@@ -204,6 +204,7 @@ function matchUnordered(goldItems: string[], predItems: string[], next: Compare)
   for (const item of gold) {
     let found = -1;
     for (let i = 0; i < left.length && found < 0; i++) {
+      if (Date.now() > budget.deadline) return { kind: "time-limit" };
       const r = next(item, left[i]!);
       if (r.kind === "time-limit" || r.kind === "error") return r;
       if (r.kind === "equal") found = i;

@@ -16,7 +16,9 @@ export type VerifyFlag =
   | "gold-unparseable"
   /** The algebra layer failed, by kind (never hidden as "unparseable"). */
   | "stack-overflow"
-  | "cas-error";
+  | "cas-error"
+  /** A bug of the verifier itself (never expected; it is reported, not hidden). */
+  | "verifier-error";
 
 export interface Verdict {
   correct: boolean;
@@ -34,8 +36,19 @@ export interface VerifyOptions {
   timeLimitMs?: number;
 }
 
-/** Scores a model response against a gold answer: reward 1 if its final answer equals the gold, else 0. */
+/**
+ * Scores a model response against a gold answer: reward 1 if its final answer equals the gold, else 0.
+ * Never throws: a failure inside the verifier is a verdict of 0 flagged with its kind.
+ */
 export function verifyAnswer(gold: string, response: string, options: VerifyOptions = {}): Verdict {
+  try {
+    return verifyUnguarded(gold, response, options);
+  } catch (err) {
+    return verdict(false, null, null, [err instanceof RangeError ? "stack-overflow" : "verifier-error"]);
+  }
+}
+
+function verifyUnguarded(gold: string, response: string, options: VerifyOptions): Verdict {
   const mode = options.mode ?? "integer";
   const found = extractAnswer(response);
   if (found === null) return verdict(false, null, null, ["no-answer"]);

@@ -332,6 +332,10 @@ const identities: VerifierCase[] = [
   { mode: "math", gold: "1\\sqrt{19}", response: "\\boxed{1}", expected: false, why: "a radical is not 1" },
   { mode: "math", gold: "x+2n+1", response: "\\boxed{x+1}", expected: false, why: "a dropped term" },
   { mode: "math", gold: "x+y", response: "\\boxed{x+z}", expected: false, why: "another variable" },
+  { mode: "math", gold: "1", response: `\\boxed{${"(".repeat(5000)}1${")".repeat(5000)}}`, expected: false, why: "math mode: deep nesting is refused" },
+  { mode: "math", gold: "1", response: `\\boxed{${"-".repeat(20000)}1}`, expected: false, why: "math mode: many signs are refused" },
+  { mode: "math", gold: "\\operatorname{lcm}(4,6)", response: "\\boxed{12}", expected: false, why: "the CAS overflowing its stack is reported by kind, not hidden", flag: "stack-overflow" },
+  ...pair("math", "\\lfloor 7.5 \\rfloor", "\\boxed{7}", "\\boxed{8}", "what the own reader does not know goes to the CAS"),
 ];
 
 const integerMode: VerifierCase[] = [
@@ -348,6 +352,8 @@ const integerMode: VerifierCase[] = [
   { mode: "integer", gold: "33", response: "\\boxed{33}\\boxed{33}", expected: true, why: "repeated boxes are not 3333" },
   { mode: "integer", gold: "3333", response: "\\boxed{33}\\boxed{33}", expected: false, why: "never concatenated" },
   { mode: "integer", gold: "33", response: "\\boxed{\\sqrt{1089}}", expected: false, why: "integer mode does not evaluate radicals" },
+  { mode: "integer", gold: "1", response: `\\boxed{${"(".repeat(5000)}1${")".repeat(5000)}}`, expected: false, why: "nesting 5000 deep is refused, never a stack overflow" },
+  { mode: "integer", gold: "1", response: `\\boxed{${"-".repeat(20000)}1}`, expected: false, why: "20000 signs are refused, never a stack overflow" },
 ];
 
 export const CASE_GROUPS: CaseGroup[] = [
