@@ -70,13 +70,16 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
   };
 
   /** Runs a streamed request: errors before the first event answer as JSON, later ones end the stream with an error event. */
-  const streamed = async (sse: SseWriter, run: () => Promise<void>): Promise<void> => {
+  const streamed = async (sse: SseWriter, run: () => Promise<void>, responsesApi = false): Promise<void> => {
     try {
       await run();
     } catch (err) {
       if (!sse.started) throw err;
       const http = err instanceof HttpError ? err : new HttpError(500, "AJ_ERR_INTERNAL", "internal server error", { cause: err });
-      sse.send({ type: "error", error: { message: http.message, type: http.type, code: http.code, param: http.param } }, "error");
+      if (http.status >= 500) app.log.error({ err }, "stream failed");
+      // The Responses API's error event, or the chat API's error object in a data line.
+      if (responsesApi) sse.send({ type: "error", code: http.code, message: http.message, param: http.param }, "error");
+      else sse.send({ error: { message: http.message, type: http.type, code: http.code, param: http.param } });
       sse.end();
     }
   };
@@ -148,10 +151,14 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     }
     const sse = new SseWriter(reply);
     const stream = createResponseStream(sse, body, ids);
-    await streamed(sse, async () => {
-      const c = await complete(auth, req, record, stream);
-      stream.finish(c, remember(c));
-    });
+    await streamed(
+      sse,
+      async () => {
+        const c = await complete(auth, req, record, stream);
+        stream.finish(c, remember(c));
+      },
+      true,
+    );
     return reply;
   });
 }

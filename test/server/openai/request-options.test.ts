@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { EMBEDDED_IDS } from "../../../server/tokenizers/embedded.ts";
+import { mergeTimelines } from "../../../server/training/merge-timelines.ts";
 import { buildTestServer, testConfig } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok, scriptedEngine } from "../helpers/scripted-engine.ts";
 
@@ -37,6 +38,18 @@ describe("n > 1", () => {
     const prompt = (c: (typeof calls)[number]) => [...c.segments.flatMap((s) => s.ids), ...c.headerIds];
     for (const c of calls) expect(prompt(c)).toEqual(engine.prompts[0]);
     expect(new Set(calls.map((c) => c.callId)).size).toBe(4);
+    // Merged, the four branches stay four samples, each with its own generated span under the loss.
+    const { timelines } = mergeTimelines(calls, { match: "text", ignoreTools: true, overflow: "drop" });
+    expect(timelines).toHaveLength(4);
+    for (const t of timelines) expect(t.lossMask.filter((m) => m === 1)).toHaveLength(2);
+  });
+
+  it("a later call that continues one branch merges with that branch only", async () => {
+    const { chat, store } = await setup(["a<|im_end|>", "b<|im_end|>", "next<|im_end|>"]);
+    const first = (await chat({ messages: USER, n: 2 })).json();
+    await chat({ messages: [...USER, first.choices[1].message, { role: "user", content: "go on" }] });
+    const { timelines } = mergeTimelines(store.tracker.callsOf("e1"), { match: "text", ignoreTools: true, overflow: "drop" });
+    expect(timelines.map((t) => t.callIds.length).sort()).toEqual([1, 2]);
   });
 
   it("streams n choices by index", async () => {

@@ -4,6 +4,7 @@ import { EmbeddedModelSchema, OptimizerSchema } from "../../../server/config/run
 import { createEmbeddedEngine } from "../../../server/engines/embedded/index.ts";
 import type { Engine } from "../../../server/engines/engine.ts";
 import { createOpenAITokensEngine } from "../../../server/engines/openai-tokens/index.ts";
+import { createZeroLatencyEngine } from "../../../server/engines/zero-latency.ts";
 import { type DoubleRig, startDoubles } from "../engines/external/doubles.ts";
 import { buildTestServer } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
@@ -202,5 +203,38 @@ describe("vLLM-shaped engine streaming", () => {
     const served = rig.replicas[0]!.served.at(-1)!;
     const recorded = app.agentjet.store.tracker.callsOf("s-vllm")[0]!;
     expect(recorded.outputIds).toEqual(served.outputIds);
+  });
+});
+
+describe("a failure after the stream began", () => {
+  it("ends the stream with an error event (chat and Responses shapes)", async () => {
+    let app!: FastifyInstance;
+    let current = "";
+    const engine = createZeroLatencyEngine({
+      respond: () => {
+        // The episode ends while the engine works: nothing may be recorded, the client must hear why.
+        app.agentjet.store.abort(current, { kind: "cancelled", message: "stopped" });
+        return tok.encode("late<|im_end|>");
+      },
+    });
+    app = await buildTestServer({ main: engine });
+    apps.push(app);
+    for (const [url, body] of [
+      ["/v1/chat/completions", { messages: [{ role: "user", content: "x" }], stream: true }],
+      ["/v1/responses", { input: "x", stream: true }],
+    ] as const) {
+      current = `s-err-${url.length}`;
+      const store = app.agentjet.store;
+      store.register({ episodeId: current, taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
+      const c = store.claim({ episodeId: current });
+      if (c.kind !== "claimed") throw new Error("no claim");
+      const res = await app.inject({ method: "POST", url, headers: { authorization: `Bearer ${c.keys.solver}` }, payload: { model: "main", ...body } });
+      expect(res.statusCode).toBe(200);
+      const lastData = res.body.trim().split("\n\n").at(-1)!.split("\n").at(-1)!.slice("data: ".length);
+      const last = JSON.parse(lastData) as { error?: { code: string }; type?: string; code?: string };
+      expect(last.error?.code ?? last.code).toBe("AJ_ERR_EPISODE_CLOSED");
+      if (url === "/v1/responses") expect(last.type).toBe("error");
+      expect(store.tracker.callsOf(current)).toHaveLength(0);
+    }
   });
 });
