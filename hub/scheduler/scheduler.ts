@@ -213,12 +213,15 @@ export class Scheduler {
 
   /** A client said hello (first time, or again after a reconnect): sends its welcome, then cancels for episodes it lost. */
   connect(hello: Hello, link: ClientLink): void {
+    // A hello on the client's live socket re-announces its environments (a hot swap): it has not
+    // restarted, and an episode it does not list yet may be an assignment still on the wire.
+    const reannounce = this.#clients.get(hello.clientId)?.link === link;
     const { client, isReconnect } = this.#clients.connect(hello, link, Date.now());
     const running = new Set(hello.running);
     const resumed: string[] = [];
     for (const slot of [...client.slots]) {
       if (slot.episodeId !== null && running.has(slot.episodeId) && slot.state === "running") resumed.push(slot.episodeId);
-      else if (slot.state === "running") this.#dispatcher.failAttempt(slot, { kind: "client-lost", message: "the client restarted without it" });
+      else if (slot.state === "running" && !reannounce) this.#dispatcher.failAttempt(slot, { kind: "client-lost", message: "the client restarted without it" });
     }
     link.send({ type: "welcome", clientId: client.id, heartbeatMs: this.#heartbeatMs, leaseMs: this.#leaseMs, resumed });
     const held = new Set(resumed);

@@ -123,4 +123,19 @@ describe("a development-version client", () => {
     c.hello();
     await until(() => c.open().length === 2);
   });
+
+  it("re-announcing on the same socket (a hot swap) keeps the episodes assigned to it, even those it has not seen yet", async () => {
+    const { scheduler, events } = await make(env({ acceptDev: true }));
+    scheduler.start();
+    const c = new SimClient(scheduler, "dev", [{ name: "my-env", version: "1.0.0", hash: EDITED, dev: true }], 2);
+    c.hello();
+    await until(() => c.open().length === 2);
+    // The reload's hello lists none of them: both assignments are still on the wire.
+    c.envs[0]!.hash = "4d5e".padEnd(64, "2");
+    c.hello([]);
+    expect(events.filter((e) => e.type === "episode-abort")).toHaveLength(0);
+    for (const a of c.open()) c.end(a, { solver: 1 }, { hash: EDITED, dev: true });
+    await until(() => events.some((e) => e.type === "batch"));
+    expect(scheduler.stats().staleResults).toBe(0);
+  });
 });
