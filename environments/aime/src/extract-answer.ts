@@ -41,7 +41,8 @@ export function extractAnswer(response: string): ExtractedAnswer | null {
 function extractFrom(text: string, part: "final" | "thinking"): ExtractedAnswer | null {
   const boxes = findBoxed(text);
   const lastBox = boxes.at(-1);
-  const marker = lastMarkerValue(text);
+  // Only a marker after the last box can outrank it.
+  const marker = lastMarkerValue(text, lastBox?.start ?? 0);
   if (lastBox !== undefined && (marker === null || lastBox.start > marker.start)) {
     return { ...boxGroup(text, boxes), source: "boxed", part, boxCount: boxes.length };
   }
@@ -64,12 +65,13 @@ function boxGroup(text: string, boxes: BoxedSpan[]): { raw: string; group: strin
 }
 
 /** The value announced by the last answer marker whose value looks like an answer. */
-function lastMarkerValue(text: string): { start: number; raw: string } | null {
-  const markers = scanAnswerMarkers(text);
+function lastMarkerValue(text: string, from: number): { start: number; raw: string } | null {
+  const tail = text.slice(from);
+  const markers = scanAnswerMarkers(tail);
   for (let i = markers.length - 1; i >= 0; i--) {
     const m = markers[i]!;
-    const raw = readMarkerValue(text, m.valueStart, m.colon);
-    if (raw !== null) return { start: m.start, raw };
+    const raw = readMarkerValue(tail, m.valueStart, m.colon);
+    if (raw !== null) return { start: from + m.start, raw };
   }
   return null;
 }
@@ -165,9 +167,10 @@ function lastCandidate(text: string, part: "final" | "thinking"): ExtractedAnswe
   const body = withoutFiller(text);
   const bare = bareFinalExpression(body);
   if (bare !== null) return { raw: bare, source: "prose", part, group: [bare], alternatives: false, boxCount: 0 };
-  const allSpans = scanMathSpans(body).filter((s) => s.content.trim() !== "");
+  const scanned = scanMathSpans(body);
+  const allSpans = scanned.filter((s) => s.content.trim() !== "");
   const spans = allSpans.filter((s) => !LABEL_ONLY.test(s.content));
-  const numbers = scanProseNumbers(body, scanMathSpans(body));
+  const numbers = scanProseNumbers(body, scanned);
   const candidates: Array<{ raw: string; start: number; end: number; source: AnswerSource }> = [
     ...spans.map((s: MathSpan) => ({ raw: s.content.trim(), start: s.start, end: s.end, source: "math-span" as const })),
     ...numbers.map((n) => ({ raw: n.text, start: n.start, end: n.end, source: "prose" as const })),

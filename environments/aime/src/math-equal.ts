@@ -62,9 +62,17 @@ export function compareMath(gold: string, prediction: string, timeLimitMs: numbe
 
 /** Whether the gold answer names several answers (`1, 2`, `1 and 2`, `\{1, 2\}`). */
 export function goldHasSeveralAnswers(gold: string): boolean {
+  const known = SEVERAL.get(gold);
+  if (known !== undefined) return known;
   const c = readCollection(normalizeAnswer(gold));
-  return c !== null && (c.open === "" || c.open === "\\{") && c.items.length > 1;
+  const several = c !== null && (c.open === "" || c.open === "\\{") && c.items.length > 1;
+  if (SEVERAL.size >= 1024) SEVERAL.clear();
+  SEVERAL.set(gold, several);
+  return several;
 }
+
+/** Golds repeat across a group's responses. */
+const SEVERAL = new Map<string, boolean>();
 
 function compareNormalized(gold: string, pred: string, budget: Budget, options: CompareOptions, depth: number): MathComparison {
   if (compact(gold) === compact(pred)) return { kind: "equal" };
