@@ -1,8 +1,9 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { HttpError } from "../openai/errors.ts";
 import { parseBody } from "../openai/parse-body.ts";
 import type { RegisterEpisodeInput } from "./episode.ts";
 import type { EpisodeStore } from "./episode-store.ts";
+import { episodeOwners } from "./ownership.ts";
 import { EpisodeExistsError, EpisodeNotFoundError, EpisodeStateError, InvalidRewardsError, UnknownBindingError } from "./errors.ts";
 import {
   AbortBodySchema,
@@ -55,6 +56,7 @@ export interface EpisodeRoutesOptions {
  */
 export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOptions): Promise<void> {
   const { store } = opts;
+  const owners = episodeOwners(store);
   const client = { config: { auth: "client" } } as const;
   const admin = { config: { auth: "admin" } } as const;
   const id = (params: unknown): string => parseBody(EpisodeParamsSchema, params).id;
@@ -71,29 +73,51 @@ export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOpt
     if (body.eval !== undefined) input.eval = body.eval;
     if (body.metadata !== undefined) input.metadata = body.metadata;
     const episode = run(() => store.register(input));
+    owners.registered(episode.episodeId, request.agentjetCaller);
     return reply.code(201).send({ episode });
   });
 
   app.post("/v1/episodes/claim", client, async (request) => {
     const body = parseBody(ClaimBodySchema, request.body);
+    const caller = request.agentjetCaller;
+    let episodeId = body.episodeId;
+    // A client token claims only episodes registered over HTTP: the scheduler's own go out over /swarm.
+    if (caller?.role !== "admin") {
+      if (episodeId === undefined) {
+        episodeId = store.list({ state: "registered" }).find((e) => owners.claimable(e.episodeId))?.episodeId;
+        if (episodeId === undefined) return store.claimsPaused() ? { kind: "paused" } : { kind: "empty" };
+      } else if (store.get(episodeId)?.state === "registered" && !owners.claimable(episodeId)) {
+        throw new HttpError(403, "AJ_ERR_EPISODE_NOT_YOURS", `episode '${episodeId}' belongs to the server's scheduler`);
+      }
+    }
     const claim: { episodeId?: string; clientId?: string } = {};
-    if (body.episodeId !== undefined) claim.episodeId = body.episodeId;
+    if (episodeId !== undefined) claim.episodeId = episodeId;
     if (body.clientId !== undefined) claim.clientId = body.clientId;
-    return run(() => store.claim(claim));
+    const result = run(() => store.claim(claim));
+    if (result.kind === "claimed") owners.claimed(result.episode.episodeId, caller);
+    return result;
   });
 
-  app.post("/v1/episodes/:id/heartbeat", client, async (request) => ({ episode: run(() => store.heartbeat(id(request.params))) }));
+  /** 404 for an unknown episode, 403 for one another token holds; then the store decides the transition. */
+  const owned = (request: FastifyRequest): string => {
+    const episodeId = id(request.params);
+    const live = store.get(episodeId);
+    if (live?.state === "registered" || live?.state === "claimed") owners.check(episodeId, live.state, request.agentjetCaller);
+    return episodeId;
+  };
+
+  app.post("/v1/episodes/:id/heartbeat", client, async (request) => ({ episode: run(() => store.heartbeat(owned(request))) }));
 
   app.post("/v1/episodes/:id/end", client, async (request) => {
     const body = parseBody(EndBodySchema, request.body);
     checkMetadataSize(body.metadata);
     const input = body.metadata === undefined ? { rewards: body.rewards } : { rewards: body.rewards, metadata: body.metadata };
-    return { episode: run(() => store.end(id(request.params), input)) };
+    return { episode: run(() => store.end(owned(request), input)) };
   });
 
   app.post("/v1/episodes/:id/abort", client, async (request) => {
     const body = parseBody(AbortBodySchema, request.body);
-    return { episode: run(() => store.abort(id(request.params), body.reason)) };
+    return { episode: run(() => store.abort(owned(request), body.reason)) };
   });
 
   app.get("/v1/episodes/:id", admin, async (request) => {

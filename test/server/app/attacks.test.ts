@@ -145,7 +145,7 @@ describe("attacks on the control plane", () => {
 
   it("cross-origin requests are 403 (no Authorization needed to see it), same-origin ones pass", async () => {
     const { app, store } = await setup();
-    store.register({ episodeId: "e2", taskId: "t2", env: "smoke", agents: { ...AGENTS } });
+    await app.inject({ method: "POST", url: "/v1/episodes", headers: CLIENT_AUTH, payload: { episodeId: "e2", taskId: "t2", env: "smoke", agents: AGENTS } });
     for (const origin of ["http://evil.example", "null", "http://localhost:9999", "file://"]) {
       const res = await app.inject({ method: "POST", url: "/v1/episodes/claim", headers: { ...CLIENT_AUTH, origin, host: "localhost:8700" }, payload: { episodeId: "e2" } });
       expect(res.statusCode, origin).toBe(403);
@@ -166,6 +166,33 @@ describe("attacks on the control plane", () => {
     for (const host of ["localhost:8700", "127.0.0.1:8700", "[::1]:8700", "gpu-box.lan:8700", "GPU-BOX.lan"]) {
       expect((await app.inject({ method: "GET", url: "/v1/server/status", headers: { ...CLIENT_AUTH, host } })).statusCode, host).toBe(200);
     }
+  });
+
+  it("a client token cannot claim, end, abort or heart-beat the scheduler's episodes, nor another token's", async () => {
+    const other = "other-client-token-0123456789";
+    const two = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"]) }, { auth: { adminToken: ADMIN_AUTH.authorization.slice(7), clientTokens: [CLIENT_AUTH.authorization.slice(7), other] } });
+    apps.push(two);
+    const s = two.agentjet.store;
+    // The scheduler's (in-process) episodes: one claimed by a swarm client, one waiting.
+    s.register({ episodeId: "sched-1", taskId: "t", env: "smoke", agents: { ...AGENTS } });
+    s.claim({ episodeId: "sched-1", clientId: "swarm-client" });
+    s.register({ episodeId: "sched-2", taskId: "t", env: "smoke", agents: { ...AGENTS } });
+    const as = (token: Record<string, string>, url: string, payload: Record<string, unknown>) => two.inject({ method: "POST", url, headers: token, payload });
+    expect((await as(CLIENT_AUTH, "/v1/episodes/claim", {})).json()).toEqual({ kind: "empty" });
+    expect((await as(CLIENT_AUTH, "/v1/episodes/claim", { episodeId: "sched-2" })).statusCode).toBe(403);
+    for (const [url, body] of [["/v1/episodes/sched-1/end", { rewards: { solver: 1e6 } }], ["/v1/episodes/sched-1/abort", { reason: { kind: "crash", message: "x" } }], ["/v1/episodes/sched-1/heartbeat", {}], ["/v1/episodes/sched-2/abort", { reason: { kind: "crash", message: "x" } }]] as const) {
+      const res = await as(CLIENT_AUTH, url, body);
+      expect(res.statusCode, url).toBe(403);
+      expect(res.json().error.code).toBe("AJ_ERR_EPISODE_NOT_YOURS");
+    }
+    expect([s.get("sched-1")?.state, s.get("sched-2")?.state]).toEqual(["claimed", "registered"]);
+    // Another client's HTTP episode: registered and claimed by CLIENT_AUTH, so the other token is refused.
+    await as(CLIENT_AUTH, "/v1/episodes", { episodeId: "mine", taskId: "t", env: "smoke", agents: AGENTS });
+    expect((await as(CLIENT_AUTH, "/v1/episodes/claim", {})).json().episode.episodeId).toBe("mine");
+    const otherAuth = { authorization: `Bearer ${other}` };
+    expect((await as(otherAuth, "/v1/episodes/mine/end", { rewards: { solver: 1 } })).statusCode).toBe(403);
+    expect(s.get("mine")?.state).toBe("claimed");
+    expect((await as(CLIENT_AUTH, "/v1/episodes/mine/end", { rewards: { solver: 1 } })).json().episode.state).toBe("ended");
   });
 
   it("a client token cannot read recorded data (403); the admin token can", async () => {
