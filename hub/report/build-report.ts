@@ -37,7 +37,8 @@ export async function buildReport(runDir: string): Promise<ReportSummary> {
     files.push(file);
     svgs.push({ chart, svg, file: `plots/${slug}.svg` });
   }
-  const summary = summarise(steps, files, rewardsByCodeVersion(events));
+  const tails = events.flatMap((e) => (e.type === "end" ? [{ failures: e.failures ?? {}, failedGroups: e.failedGroups ?? { groups: 0, episodes: 0 } }] : []));
+  const summary = summarise(steps, files, rewardsByCodeVersion(events), tails);
   const html = renderHtml(events, summary, evals, svgs);
   const reportPath = join(runDir, "report.html");
   writeFileSync(reportPath, html);
@@ -88,12 +89,19 @@ function meanOver(steps: readonly StepEvent[]): Record<string, number> {
   return Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v.n ? v.total / v.n : 0]));
 }
 
-function summarise(steps: readonly StepEvent[], files: string[], codeVersions: CodeVersionRow[]): ReportSummary {
+/** `tails`: each session's failures after its last step (its `end` event), so the totals are the run's. */
+function summarise(
+  steps: readonly StepEvent[],
+  files: string[],
+  codeVersions: CodeVersionRow[],
+  tails: ReadonlyArray<{ failures: Record<string, number>; failedGroups: { groups: number; episodes: number } }>,
+): ReportSummary {
   const q = Math.max(1, Math.floor(steps.length / 4));
   const callTokens = steps.reduce((a, s) => a + s.merging.callTokens, 0);
   const sampleTokens = steps.reduce((a, s) => a + s.merging.sampleTokens, 0);
   const failures: Record<string, number> = {};
-  for (const s of steps) for (const [k, n] of Object.entries(s.failures)) failures[k] = (failures[k] ?? 0) + n;
+  for (const s of [...steps, ...tails]) for (const [k, n] of Object.entries(s.failures)) failures[k] = (failures[k] ?? 0) + n;
+  const groups = [...steps.map((s) => s.failedGroups ?? { groups: 0, episodes: 0 }), ...tails.map((t) => t.failedGroups)];
   return {
     steps: steps.length,
     rewardFirst: meanOver(steps.slice(0, q)),
@@ -102,8 +110,8 @@ function summarise(steps: readonly StepEvent[], files: string[], codeVersions: C
     failures,
     codeVersions,
     failedGroups: {
-      groups: steps.reduce((a, s) => a + (s.failedGroups?.groups ?? 0), 0),
-      episodes: steps.reduce((a, s) => a + (s.failedGroups?.episodes ?? 0), 0),
+      groups: groups.reduce((a, g) => a + g.groups, 0),
+      episodes: groups.reduce((a, g) => a + g.episodes, 0),
     },
     files,
   };

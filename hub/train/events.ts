@@ -88,7 +88,15 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     code: z.object({ hash: z.string(), dev: z.boolean() }).optional(),
   }),
   z.object({ type: z.literal("log"), time: z.string(), level: z.enum(["info", "warn", "error"]), message: z.string() }),
-  z.object({ type: z.literal("end"), time: z.string(), reason: z.enum(["done", "interrupted", "failed"]), step: z.number().int() }),
+  z.object({
+    type: z.literal("end"),
+    time: z.string(),
+    reason: z.enum(["done", "interrupted", "failed"]),
+    step: z.number().int(),
+    /** Failures and failed groups after the last step (no step event carries them), so the run's totals add up. */
+    failures: z.record(z.string(), z.number().int()).optional(),
+    failedGroups: z.object({ groups: z.number().int(), episodes: z.number().int() }).optional(),
+  }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
 export type StepEvent = Extract<RunEvent, { type: "step" }>;

@@ -184,7 +184,7 @@ export class RunLoop {
     this.#o.progress.close();
     const dir = await writeCheckpoint(this.#o.runDir, this.#engines, { step: this.#step, versions: this.#versions(), scheduler: snapshot, final: true });
     this.#emit({ type: "checkpoint", time: new Date().toISOString(), step: this.#step, version: this.#version(), path: dir });
-    this.#emit({ type: "end", time: new Date().toISOString(), reason: outcome.reason, step: this.#step });
+    this.#emit({ type: "end", time: new Date().toISOString(), reason: outcome.reason, step: this.#step, ...this.#stats.tail() });
     await cleanup();
     if (this.#o.report ?? true) {
       const summary = await buildReport(this.#o.runDir);

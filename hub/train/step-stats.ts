@@ -95,6 +95,11 @@ export class StepStats {
     };
   }
 
+  /** Failures and failed groups since the last step, for the run's `end` event. */
+  tail(): { failures: Record<string, number>; failedGroups: { groups: number; episodes: number } } {
+    return { failures: { ...this.#failures }, failedGroups: { ...this.#failedGroups } };
+  }
+
   /** The step event for a sync's reports; resets the tallies. `merge`: the coordinator's running totals. */
   take(step: number, version: number, reports: readonly StepReport[], merge: MergeStats, now = Date.now()): StepEvent {
     const durationMs = Math.max(1, now - this.#since);
