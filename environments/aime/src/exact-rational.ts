@@ -168,7 +168,7 @@ class Parser {
     return inner;
   }
 
-  /** `\frac{a}{b}`, and the brace-less `\frac12` where each argument is one digit. */
+  /** `\frac{a}{b}`, or `\frac3{4}`: a brace-less argument is one number token (`normalizeAnswer` turns `\frac12` into `\frac{1}{2}`). */
   private parseFracArgument(): Rational | null {
     const t = this.tokens[this.pos];
     if (t?.t === "op" && t.v === "{") return this.parseAtom();

@@ -402,8 +402,21 @@ function factorial(n: number): number {
 
 const SAMPLE_BASES = [0.7317, 1.3691, -0.5843, 2.2129, -1.6457, 0.4133];
 
-/** Sample points: each variable gets its own value per point, the same for both sides. */
+const POINTS = new Map<string, Array<Map<string, number>>>();
+
+/** Sample points: each variable gets its own value per point, the same for both sides (and every call). */
 function samplePoints(names: readonly string[]): Array<Map<string, number>> {
+  const key = names.join(",");
+  let points = POINTS.get(key);
+  if (points === undefined) {
+    if (POINTS.size >= 256) POINTS.clear();
+    points = makeSamplePoints(names);
+    POINTS.set(key, points);
+  }
+  return points;
+}
+
+function makeSamplePoints(names: readonly string[]): Array<Map<string, number>> {
   return SAMPLE_BASES.map((base, p) => {
     const env = new Map<string, number>();
     names.forEach((name, j) => env.set(name, base + 0.1731 * (j + 1) * (p % 2 === 0 ? 1 : -1) + 0.0379 * j * j));
