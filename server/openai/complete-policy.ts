@@ -116,7 +116,9 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
   const rendered =
     request.prompt !== undefined
       ? { segments: [{ role: "user" as const, text: request.prompt, ids: tokenizer.encode(request.prompt) }], headerIds: [] }
-      : tokenizer.renderChat(request.messages, { tools: request.tools, generated, templateKwargs: request.templateKwargs });
+      : tokenizer.renderChatAsync
+        ? await tokenizer.renderChatAsync(request.messages, { tools: request.tools, generated, templateKwargs: request.templateKwargs })
+        : tokenizer.renderChat(request.messages, { tools: request.tools, generated, templateKwargs: request.templateKwargs });
   const promptIds = rendered.segments.flatMap((s) => s.ids).concat(rendered.headerIds);
   const room = engine.maxContext - promptIds.length;
   const head = { id: `${call.idPrefix ?? "chatcmpl"}-${callId}`, created: Math.floor(startedAt / 1000), model: policy.name };

@@ -62,6 +62,48 @@ function lastQueryIndex(messages: readonly ChatTurnMessage[]): number {
   return messages.length - 1;
 }
 
+/** Text tokenized between two turns of the event loop in `renderChatAsync`, about. */
+const SLICE_CHARS = 2048;
+/** `renderChatAsync` lets the event loop run once it has held it this long. */
+const YIELD_AFTER_MS = 2;
+
+/** Lets the event loop run now and then during a long piece of work. */
+class Turn {
+  private since = performance.now();
+  constructor(private readonly budgetMs: number) {}
+  async maybeYield(): Promise<void> {
+    if (performance.now() - this.since < this.budgetMs) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.since = performance.now();
+  }
+}
+
+const LETTER = /\p{L}/u;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+
+/**
+ * Cuts text into pieces of about `size` characters where Qwen's pre-tokenizer would cut anyway (before a
+ * letter or digit that follows a newline, or before a space between two letters), so tokenizing the
+ * pieces one by one gives the ids of tokenizing the whole.
+ */
+export function splitAtWordBoundaries(text: string, size: number): string[] {
+  if (text.length <= size) return [text];
+  const out: string[] = [];
+  let start = 0;
+  let i = size;
+  while (i < text.length - 1) {
+    const prev = text[i - 1]!;
+    const cur = text[i]!;
+    if ((prev === "\n" && LETTER_OR_DIGIT.test(cur)) || (cur === " " && LETTER.test(prev) && LETTER.test(text[i + 1]!))) {
+      out.push(text.slice(start, i));
+      start = i;
+      i += size;
+    } else i++;
+  }
+  out.push(text.slice(start));
+  return out;
+}
+
 let cached: Tokenizer | null = null;
 
 /**
@@ -111,10 +153,36 @@ export function createQwen3Tokenizer(): Tokenizer {
     for (const id of encodeText(run)) out.push(id);
     return out;
   };
-  const cachedIds = (parts: readonly Part[]): number[] => {
-    const key = parts.map((p) => ("text" in p ? `\u0001${p.text}` : `\u0002${p.template}`)).join("");
-    return [...segments.get(key, () => encodeParts(parts))];
+  /** The same ids as `encodeParts`, made a slice at a time with the event loop let in between. */
+  const encodePartsAsync = async (parts: readonly Part[], turn: Turn): Promise<number[]> => {
+    const out: number[] = [];
+    const flush = async (run: string) => {
+      for (const piece of splitAtWordBoundaries(run, SLICE_CHARS)) {
+        for (const id of encodeText(piece)) out.push(id);
+        await turn.maybeYield();
+      }
+    };
+    let run = "";
+    for (const p of parts) {
+      if ("text" in p) {
+        run += p.text;
+        continue;
+      }
+      let last = 0;
+      for (const m of p.template.matchAll(ADDED)) {
+        run += p.template.slice(last, m.index);
+        await flush(run);
+        out.push(addedIds.get(m[0])!);
+        run = "";
+        last = m.index + m[0].length;
+      }
+      run += p.template.slice(last);
+    }
+    await flush(run);
+    return out;
   };
+  const keyOf = (parts: readonly Part[]) => parts.map((p) => ("text" in p ? `\u0001${p.text}` : `\u0002${p.template}`)).join("");
+  const cachedIds = (parts: readonly Part[]): number[] => [...segments.get(keyOf(parts), () => encodeParts(parts))];
 
   /** The tools block (and the first system message, when there is one), rendered by the template itself. */
   const toolsHeaders = new Map<string, string>();
@@ -142,26 +210,51 @@ export function createQwen3Tokenizer(): Tokenizer {
     return [T(block.slice(0, open)), X(block.slice(open, close)), T(block.slice(close))];
   };
 
-  const renderChat = (messages: readonly ChatTurnMessage[], options?: RenderOptions): RenderedPrompt => {
+  /** What each segment is: spliced ids, or parts to tokenize (through the cache). */
+  type Planned = { role: PromptSegment["role"]; text: string; ids: number[] } | { role: PromptSegment["role"]; text: string; parts: Part[] };
+  const plan = (messages: readonly ChatTurnMessage[], options?: RenderOptions): { planned: Planned[]; headerIds: number[] } => {
     const tools = options?.tools ?? [];
     const thinkingOff = options?.templateKwargs?.enable_thinking === false;
     const headerIds = encode(`<|im_start|>assistant\n${thinkingOff ? "<think>\n\n</think>\n\n" : ""}`);
-    const out: PromptSegment[] = [];
+    const planned: Planned[] = [];
     const block = tools.length > 0 ? toolsBlock(tools) : null;
-    const first = messages[0];
-    if (block !== null && first?.role !== "system") {
-      out.push({ role: "system", text: `<|im_start|>system\n${block}`, ids: cachedIds([T("<|im_start|>system\n"), ...toolsParts(block)]) });
+    if (block !== null && messages[0]?.role !== "system") {
+      planned.push({ role: "system", text: `<|im_start|>system\n${block}`, parts: [T("<|im_start|>system\n"), ...toolsParts(block)] });
     }
     const lastQuery = lastQueryIndex(messages);
     messages.forEach((m, i) => {
       const spliced = spliceGeneration(m, options?.generated, endOfTurn);
-      let ids: number[];
-      if (spliced) ids = spliced;
-      else if (i === 0 && m.role === "system" && block !== null) ids = cachedIds([T("<|im_start|>system\n"), X(m.content), T("\n\n"), ...toolsParts(block)]);
-      else ids = cachedIds(renderMessage(messages, i, lastQuery));
-      out.push({ role: m.role, text: canonicalText(m), ids });
+      const text = canonicalText(m);
+      if (spliced) planned.push({ role: m.role, text, ids: spliced });
+      else if (i === 0 && m.role === "system" && block !== null) planned.push({ role: m.role, text, parts: [T("<|im_start|>system\n"), X(m.content), T("\n\n"), ...toolsParts(block)] });
+      else planned.push({ role: m.role, text, parts: renderMessage(messages, i, lastQuery) });
     });
-    return { segments: out, headerIds };
+    return { planned, headerIds };
+  };
+
+  const renderChat = (messages: readonly ChatTurnMessage[], options?: RenderOptions): RenderedPrompt => {
+    const { planned, headerIds } = plan(messages, options);
+    return { segments: planned.map((p) => ({ role: p.role, text: p.text, ids: "ids" in p ? p.ids : cachedIds(p.parts) })), headerIds };
+  };
+
+  const renderChatAsync = async (messages: readonly ChatTurnMessage[], options?: RenderOptions): Promise<RenderedPrompt> => {
+    const { planned, headerIds } = plan(messages, options);
+    const turn = new Turn(YIELD_AFTER_MS);
+    const segs: PromptSegment[] = [];
+    for (const p of planned) {
+      if ("ids" in p) {
+        segs.push({ role: p.role, text: p.text, ids: p.ids });
+        continue;
+      }
+      const key = keyOf(p.parts);
+      let ids = segments.peek(key);
+      if (ids === undefined) {
+        ids = await encodePartsAsync(p.parts, turn);
+        segments.put(key, ids);
+      }
+      segs.push({ role: p.role, text: p.text, ids: [...ids] });
+    }
+    return { segments: segs, headerIds };
   };
 
   cached = {
@@ -171,6 +264,7 @@ export function createQwen3Tokenizer(): Tokenizer {
     encode,
     decode,
     renderChat,
+    renderChatAsync,
     parseAssistant: parseToolCalls,
   };
   return cached;

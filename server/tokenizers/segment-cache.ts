@@ -6,6 +6,16 @@ export class SegmentCache<V> {
   private readonly map = new Map<string, V>();
   constructor(private readonly capacity: number) {}
 
+  peek(key: string): V | undefined {
+    return this.map.get(key);
+  }
+
+  put(key: string, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value!);
+  }
+
   get(key: string, make: () => V): V {
     const hit = this.map.get(key);
     if (hit !== undefined) {

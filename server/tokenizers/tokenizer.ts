@@ -52,6 +52,11 @@ export interface Tokenizer {
    * (`enable_thinking`); a template that has none ignores them.
    */
   renderChat(messages: readonly ChatTurnMessage[], options?: RenderOptions): RenderedPrompt;
+  /**
+   * The same rendering, made a slice at a time so that a huge prompt never holds the event loop for more
+   * than a few milliseconds. Tokenizers that are cheap enough leave it out.
+   */
+  renderChatAsync?(messages: readonly ChatTurnMessage[], options?: RenderOptions): Promise<RenderedPrompt>;
   /** Parses a generation's text into content and tool calls (the model's tool-call syntax). */
   parseAssistant(text: string): { content: string; toolCalls: Array<{ name: string; arguments: string }> };
 }

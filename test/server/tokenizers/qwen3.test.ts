@@ -129,3 +129,21 @@ describe("qwen3 rendering, message by message", () => {
     expect(tok.decode(r.headerIds)).toBe("<|im_start|>assistant\n<think>\n\n</think>\n\n");
   });
 });
+
+describe("qwen3 rendering in slices", () => {
+  it("gives the same ids as the one-pass rendering, and lets the event loop run on a huge message", async () => {
+    const words = ["alpha", "beta", "数学", "x1", "42", "\n", "  ", "\n\n", "end.", "(a)", "é"];
+    let seed = 3;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const big = Array.from({ length: 40_000 }, () => words[Math.floor(rand() * words.length)]).join(" ");
+    const messages: ChatTurnMessage[] = [{ role: "system", content: "s" }, { role: "user", content: big }, { role: "assistant", content: "ok" }, { role: "tool", content: big.slice(0, 9000), toolCallId: "c" }];
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    const sliced = await tok.renderChatAsync!(messages, { tools: QWEN3_TOOLS });
+    clearInterval(ticker);
+    expect(turns).toBeGreaterThan(2);
+    expect(sliced.segments[1]!.ids).toEqual(tok.encode(`<|im_start|>user\n${big}<|im_end|>\n`));
+    const whole = tok.renderChat(messages, { tools: QWEN3_TOOLS });
+    expect(sliced).toEqual(whole);
+  });
+});
