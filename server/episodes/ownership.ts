@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import type { FastifyRequest } from "fastify";
 import type { Caller } from "../app/auth.ts";
 import { HttpError } from "../openai/errors.ts";
 import type { EpisodeStore } from "./episode-store.ts";
@@ -14,8 +16,18 @@ export interface EpisodeOwners {
   claimed(episodeId: string, caller: Caller | null): void;
   /** Registered over HTTP, so HTTP clients may claim it. */
   claimable(episodeId: string): boolean;
-  /** Throws 403 unless `caller` may end, abort or heart-beat the episode. */
-  check(episodeId: string, state: "registered" | "claimed", caller: Caller | null): void;
+  /**
+   * Throws 403 unless `caller` may end, abort or heart-beat the episode. `clientId` is the one the store
+   * recorded at the claim: `POST /v1/episodes/begin` claims in-process with the caller's identity
+   * (`callerIdentity`), so an episode with no HTTP claim on record belongs to the caller it names.
+   */
+  check(episodeId: string, state: "registered" | "claimed", caller: Caller | null, identity: string, clientId: string | null): void;
+}
+
+/** Who a request comes from, for client ids and groups: a digest of its Authorization header (never the token). */
+export function callerIdentity(request: FastifyRequest): string {
+  const auth = request.headers.authorization;
+  return auth ? `token-${createHash("sha256").update(auth).digest("hex").slice(0, 12)}` : "anonymous";
 }
 
 const owners = new WeakMap<EpisodeStore, EpisodeOwners>();
@@ -38,10 +50,11 @@ export function episodeOwners(store: EpisodeStore): EpisodeOwners {
     registered: (episodeId, caller) => void registeredBy.set(episodeId, idOf(caller)),
     claimed: (episodeId, caller) => void claimedBy.set(episodeId, idOf(caller)),
     claimable: (episodeId) => registeredBy.has(episodeId),
-    check(episodeId, state, caller) {
+    check(episodeId, state, caller, identity, clientId) {
       if (caller?.role === "admin") return;
       const owner = state === "claimed" ? claimedBy.get(episodeId) : registeredBy.get(episodeId);
-      if (owner !== idOf(caller)) {
+      const begun = owner === undefined && state === "claimed" && clientId === identity;
+      if (!begun && owner !== idOf(caller)) {
         throw new HttpError(403, "AJ_ERR_EPISODE_NOT_YOURS", `episode '${episodeId}' was ${state} by another client (or by the server's scheduler)`);
       }
     },

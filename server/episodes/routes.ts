@@ -3,7 +3,7 @@ import { HttpError } from "../openai/errors.ts";
 import { parseBody } from "../openai/parse-body.ts";
 import type { RegisterEpisodeInput } from "./episode.ts";
 import type { EpisodeStore } from "./episode-store.ts";
-import { episodeOwners } from "./ownership.ts";
+import { callerIdentity, episodeOwners } from "./ownership.ts";
 import { EpisodeExistsError, EpisodeNotFoundError, EpisodeStateError, InvalidRewardsError, UnknownBindingError } from "./errors.ts";
 import {
   AbortBodySchema,
@@ -102,7 +102,9 @@ export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOpt
   const owned = (request: FastifyRequest): string => {
     const episodeId = id(request.params);
     const live = store.get(episodeId);
-    if (live?.state === "registered" || live?.state === "claimed") owners.check(episodeId, live.state, request.agentjetCaller);
+    if (live?.state === "registered" || live?.state === "claimed") {
+      owners.check(episodeId, live.state, request.agentjetCaller, callerIdentity(request), live.clientId ?? null);
+    }
     return episodeId;
   };
 

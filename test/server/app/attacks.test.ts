@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { createKeySigner } from "../../../server/episodes/keys.ts";
@@ -193,6 +194,12 @@ describe("attacks on the control plane", () => {
     expect((await as(otherAuth, "/v1/episodes/mine/end", { rewards: { solver: 1 } })).statusCode).toBe(403);
     expect(s.get("mine")?.state).toBe("claimed");
     expect((await as(CLIENT_AUTH, "/v1/episodes/mine/end", { rewards: { solver: 1 } })).json().episode.state).toBe("ended");
+    // Begun (registered and claimed in-process for the caller, as POST /v1/episodes/begin does): the caller's alone.
+    const identity = `token-${createHash("sha256").update(CLIENT_AUTH.authorization).digest("hex").slice(0, 12)}`;
+    s.register({ episodeId: "begun", taskId: "t", env: "smoke", agents: { ...AGENTS } });
+    s.claim({ episodeId: "begun", clientId: identity });
+    expect((await as(otherAuth, "/v1/episodes/begun/end", { rewards: { solver: 1 } })).statusCode).toBe(403);
+    expect((await as(CLIENT_AUTH, "/v1/episodes/begun/end", { rewards: { solver: 1 } })).statusCode).toBe(200);
   });
 
   it("a client token cannot read recorded data (403); the admin token can", async () => {
