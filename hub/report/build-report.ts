@@ -1,10 +1,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ENVIRONMENT_FAILURE_KINDS, FAILURE_KINDS, isFailureKind } from "../../sdk/failure-kinds.ts";
-import type { EvalEvent, RunEvent, StepEvent } from "../train/events.ts";
+import type { EvalEvent, RunEvent, StepEvent, WarmStartEvent } from "../train/events.ts";
 import { type CodeVersionRow, rewardsByCodeVersion } from "./code-versions.ts";
 import { type LineChart, type Point, renderChartSvg } from "./plots.ts";
 import { readMetrics } from "./read-metrics.ts";
+import { type SkillSummary, summariseSkill } from "./skill-summary.ts";
 
 export interface ReportSummary {
   steps: number;
@@ -17,6 +18,8 @@ export interface ReportSummary {
   codeVersions: CodeVersionRow[];
   /** Groups failed for good and their ended episodes, dropped untrained. */
   failedGroups: { groups: number; episodes: number };
+  /** Success per environment and eval mode (the headline), and what makes the curves doubtful. */
+  skill: SkillSummary;
   files: string[];
 }
 
@@ -25,7 +28,8 @@ export async function buildReport(runDir: string): Promise<ReportSummary> {
   const { events } = readMetrics(join(runDir, "metrics.jsonl"));
   const steps = events.filter((e): e is StepEvent => e.type === "step");
   const evals = events.filter((e): e is EvalEvent => e.type === "eval");
-  const charts = chartsFor(steps, evals);
+  const warm = events.filter((e): e is WarmStartEvent => e.type === "warm-start");
+  const charts = chartsFor(steps, evals, warm);
   const plotDir = join(runDir, "plots");
   mkdirSync(plotDir, { recursive: true });
   const files: string[] = [];
@@ -38,7 +42,7 @@ export async function buildReport(runDir: string): Promise<ReportSummary> {
     svgs.push({ chart, svg, file: `plots/${slug}.svg` });
   }
   const tails = events.flatMap((e) => (e.type === "end" ? [{ failures: e.failures ?? {}, failedGroups: e.failedGroups ?? { groups: 0, episodes: 0 } }] : []));
-  const summary = summarise(steps, files, rewardsByCodeVersion(events), tails);
+  const summary: ReportSummary = { ...summarise(steps, files, rewardsByCodeVersion(events), tails), skill: summariseSkill(events) };
   const html = renderHtml(events, summary, evals, svgs);
   const reportPath = join(runDir, "report.html");
   writeFileSync(reportPath, html);
@@ -46,7 +50,7 @@ export async function buildReport(runDir: string): Promise<ReportSummary> {
   return summary;
 }
 
-function chartsFor(steps: readonly StepEvent[], evals: readonly EvalEvent[]): Record<string, LineChart> {
+function chartsFor(steps: readonly StepEvent[], evals: readonly EvalEvent[], warm: readonly WarmStartEvent[]): Record<string, LineChart> {
   const reward: Point[] = [];
   const success: Point[] = [];
   const roleSuccess: Point[] = [];
@@ -66,7 +70,18 @@ function chartsFor(steps: readonly StepEvent[], evals: readonly EvalEvent[]): Re
     tokens.push({ x: s.step, y: s.merging.sampleTokens, series: "merged samples" });
   }
   const evalPoints = evals.map((e) => ({ x: e.step, y: e.meanReward, series: `${e.env} (${e.split})` }));
+  const evalSuccess = evals
+    .filter((e) => e.stage !== "init")
+    .map((e) => ({ x: e.step, y: e.success, series: `${e.env} ${e.mode ?? "sampled"}` }));
+  const warmLoss = warm.map((e) => ({ x: e.step, y: e.loss, series: `${e.policy} loss (NLL per token)` }));
+  const warmMatch = warm.map((e) => ({ x: e.step, y: e.demoMatch, series: `${e.policy} demonstrations replayed` }));
+  const filtered = steps
+    .filter((s) => s.trainedGroups !== undefined)
+    .map((s) => ({ x: s.step, y: s.filteredGroups / Math.max(1, s.filteredGroups + (s.trainedGroups ?? 0)), series: "filtered share" }));
   return {
+    "eval-success": { title: "Held-out success: greedy and sampled", xTitle: "RL step", yTitle: "success", points: evalSuccess },
+    "warm-start": { title: "Warm-start (supervised) per policy", xTitle: "supervised step", yTitle: "loss / share", points: [...warmLoss, ...warmMatch] },
+    "filtered-groups": { title: "Share of groups filtered (equal rewards)", xTitle: "step", yTitle: "share", points: filtered },
     "reward-per-env": { title: "Mean reward per environment", xTitle: "step", yTitle: "mean reward", points: reward },
     "success-per-env": { title: "Success rate per environment", xTitle: "step", yTitle: "success", points: success },
     "success-per-role": { title: "Success rate of trained agents per role", xTitle: "step", yTitle: "success", points: roleSuccess },
@@ -95,7 +110,7 @@ function summarise(
   files: string[],
   codeVersions: CodeVersionRow[],
   tails: ReadonlyArray<{ failures: Record<string, number>; failedGroups: { groups: number; episodes: number } }>,
-): ReportSummary {
+): Omit<ReportSummary, "skill"> {
   const q = Math.max(1, Math.floor(steps.length / 4));
   const callTokens = steps.reduce((a, s) => a + s.merging.callTokens, 0);
   const sampleTokens = steps.reduce((a, s) => a + s.merging.sampleTokens, 0);
@@ -120,6 +135,32 @@ function summarise(
 const esc = (s: string): string =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
+const pctCell = (x: number | undefined): string => (x === undefined ? "<td>-</td>" : `<td>${(x * 100).toFixed(1)}%</td>`);
+
+function skillRows(skill: SkillSummary): string {
+  return Object.entries(skill.perEnv)
+    .map(([env, r]) => {
+      const g = r.greedy;
+      const sm = r.sampled;
+      const from = g?.firstBeforeWarmStart || sm?.firstBeforeWarmStart ? "before warm-start" : g || sm ? `step ${(g ?? sm)!.firstStep}` : "-";
+      return `<tr><td>${esc(env)}</td><td>${from}</td>${pctCell(g?.first)}${pctCell(g?.last)}${pctCell(sm?.first)}${pctCell(sm?.last)}<td>${(g ?? sm)?.lastStep ?? "-"}</td></tr>`;
+    })
+    .join("");
+}
+
+function evalRow(e: EvalEvent): string {
+  const d = e.decisions;
+  const rate = (n: number): string => (d && d.total > 0 ? `${((n / d.total) * 100).toFixed(1)}%` : "-");
+  const roles = e.perRole ? Object.entries(e.perRole).map(([r, m]) => `${esc(r)} ${(m.success * 100).toFixed(0)}%`).join(", ") : "";
+  return (
+    `<tr${e.collapsed ? ' style="background:#fdd"' : ""}><td>${e.step}${e.stage === "init" ? " (before warm-start)" : ""}</td><td>${esc(e.env)}</td><td>${esc(e.split)}</td>` +
+    `<td>${esc(e.mode ?? "sampled")}${e.mode === "sampled" || e.mode === undefined ? (e.temperature !== undefined ? ` T=${e.temperature}` : "") : ""}</td><td>${e.episodes}</td>` +
+    `<td><b>${(e.success * 100).toFixed(1)}%</b></td><td>${e.meanReward.toFixed(3)}</td>` +
+    `<td>${e.topAnswerShare === undefined ? "-" : `${esc(JSON.stringify(e.topAnswer ?? ""))} ${(e.topAnswerShare * 100).toFixed(0)}%`}</td>` +
+    `<td>${e.collapsed ? "COLLAPSED" : ""}</td><td>${roles}</td><td>${rate(d?.invalid ?? 0)}</td><td>${rate(d?.fallbacks ?? 0)}</td></tr>`
+  );
+}
+
 function renderHtml(
   events: readonly RunEvent[],
   summary: ReportSummary,
@@ -128,18 +169,14 @@ function renderHtml(
 ): string {
   const start = events.find((e) => e.type === "start");
   const end = events.findLast((e) => e.type === "end");
-  const envRows = Object.keys(summary.rewardLast)
+  const warm = events.filter((e): e is WarmStartEvent => e.type === "warm-start");
+  const envRows = Object.keys(summary.skill.perEnv)
     .map(
       (env) =>
-        `<tr><td>${esc(env)}</td><td>${(summary.rewardFirst[env] ?? 0).toFixed(3)}</td><td>${(summary.rewardLast[env] ?? 0).toFixed(3)}</td></tr>`,
+        `<tr><td>${esc(env)}</td><td>${summary.rewardFirst[env] === undefined ? "-" : summary.rewardFirst[env]!.toFixed(3)}</td><td>${summary.rewardLast[env] === undefined ? "-" : summary.rewardLast[env]!.toFixed(3)}</td></tr>`,
     )
     .join("");
-  const evalRows = evals
-    .map(
-      (e) =>
-        `<tr><td>${e.step}</td><td>${esc(e.env)}</td><td>${esc(e.split)}</td><td>${e.episodes}</td><td>${e.meanReward.toFixed(3)}</td><td>${e.success.toFixed(3)}</td></tr>`,
-    )
-    .join("");
+  const evalRows = evals.map(evalRow).join("");
   const failRows = Object.entries(summary.failures)
     .map(([k, n]) => `<tr><td>${esc(k)}</td><td>${n}</td><td style="text-align:left">${esc(isFailureKind(k) ? FAILURE_KINDS[k] : "")}</td></tr>`)
     .join("");
@@ -154,21 +191,33 @@ function renderHtml(
     .filter((s) => s.chart.points.length > 0)
     .map((s) => `<figure>${s.svg}<figcaption><a href="${s.file}">${esc(s.chart.title)}</a></figcaption></figure>`)
     .join("\n");
+  const warnings = summary.skill.warnings.map((w) => `<p class="warn">${esc(w)}</p>`).join("\n");
+  const lastWarm = new Map(warm.map((w) => [w.policy, w]));
+  const warmText = [...lastWarm.values()]
+    .map((w) => `${esc(w.policy)}: ${w.steps} supervised steps on ${w.demos} demonstrations in ${(w.elapsedMs / 1000).toFixed(1)} s, final loss ${w.loss.toFixed(3)}, ${(w.demoMatch * 100).toFixed(0)}% replayed`)
+    .join("<br>");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>agentjet report</title>
 <style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px}table{border-collapse:collapse;margin:1rem 0}
-td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:right}th{background:#f4f4f4}figure{display:inline-block;margin:.5rem}</style>
+td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:right}th{background:#f4f4f4}figure{display:inline-block;margin:.5rem}
+.warn{background:#fdd;border-left:4px solid #c00;padding:.5rem}</style>
 </head><body>
 <h1>agentjet run report</h1>
 <p>Run <code>${esc(start?.type === "start" ? start.runDir : "")}</code>, ${summary.steps} steps${end?.type === "end" ? `, ended: ${esc(end.reason)}` : ""}.</p>
-<h2>Reward per environment</h2>
+<h2>Skill: held-out success</h2>
+${warnings}
+<p>${summary.skill.headline.map(esc).join("<br>")}</p>
+<table><tr><th>environment</th><th>first evaluation</th><th>greedy first</th><th>greedy last</th><th>sampled first</th><th>sampled last</th><th>last step</th></tr>${skillRows(summary.skill)}</table>
+<p>Success: the share of held-out episodes whose trained agents reached the environment's top reward. The shaped reward below is what training optimises, not the skill.</p>
+${warm.length ? `<h2>Warm-start</h2><p>${warmText}</p>` : ""}
+<h2>Reward per environment (training episodes)</h2>
 <table><tr><th>environment</th><th>first quarter</th><th>last quarter</th></tr>${envRows}</table>
 <h2>Reward by code version</h2>
 ${codeRows ? `<table><tr><th>environment</th><th>code hash</th><th>steps</th><th>episodes</th><th>mean reward</th></tr>${codeRows}</table>` : "<p>No episode records in this run.</p>"}
 <h2>Token savings from timeline merging</h2>
 <p>${t.callTokens} tokens as separate calls, ${t.sampleTokens} as merged samples (ratio ${t.ratio.toFixed(3)}).</p>
 <h2>Evaluation</h2>
-${evalRows ? `<table><tr><th>step</th><th>environment</th><th>split</th><th>episodes</th><th>mean reward</th><th>success</th></tr>${evalRows}</table>` : "<p>No evaluation in this run.</p>"}
+${evalRows ? `<table><tr><th>step</th><th>environment</th><th>split</th><th>mode</th><th>episodes</th><th>success</th><th>mean reward</th><th>top answer</th><th></th><th>per role (success)</th><th>invalid</th><th>fallback</th></tr>${evalRows}</table>` : "<p>No evaluation in this run.</p>"}
 <h2>Failures</h2>
 ${failRows ? `<table><tr><th>kind</th><th>episodes</th><th>cause</th></tr>${failRows}</table>` : "<p>No infrastructure failures.</p>"}
 <p>${summary.failedGroups.groups} group(s) failed for good (a member ran out of retries); their ${summary.failedGroups.episodes} ended episode(s) left the pool untrained.</p>

@@ -43,3 +43,9 @@ export class NoProgressError extends TrainError {
     );
   }
 }
+
+export class WarmStartError extends TrainError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("AJ_ERR_TRAIN_WARM_START", `warm-start: ${message}`, options);
+  }
+}

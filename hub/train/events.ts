@@ -49,6 +49,8 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     perRole: z.record(z.string(), PerRoleSchema).optional(),
     perPolicy: z.record(z.string(), PerPolicySchema),
     filteredGroups: z.number().int(),
+    /** Groups trained on (after filtering); absent in runs written before it was recorded. */
+    trainedGroups: z.number().int().optional(),
     failures: z.record(z.string(), z.number().int()),
     /** Groups failed for good since the last step, and their ended episodes dropped from the pool (never trained). */
     failedGroups: z.object({ groups: z.number().int(), episodes: z.number().int() }).optional(),
@@ -63,6 +65,34 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     episodes: z.number().int(),
     meanReward: z.number(),
     success: z.number(),
+    /** greedy: temperature 0; sampled: at `temperature`. Absent in runs written before both were measured. */
+    mode: z.enum(["greedy", "sampled"]).optional(),
+    temperature: z.number().optional(),
+    /** init: the weights before the warm-start; rl: from the first RL step's weights on. */
+    stage: z.enum(["init", "rl"]).optional(),
+    /** Episodes that failed for infrastructure reasons (not scored). */
+    failed: z.number().int().optional(),
+    /** The most common final reply of the trained agents and its share of episodes. */
+    topAnswer: z.string().optional(),
+    topAnswerShare: z.number().optional(),
+    /** One answer for most inputs while most are wrong: the policy collapsed. */
+    collapsed: z.boolean().optional(),
+    perRole: z.record(z.string(), z.object({ agents: z.number().int(), success: z.number() })).optional(),
+    /** Decisions the environment counted (werewolves): asked of every seat, invalid replies, legal fallbacks. */
+    decisions: z.object({ total: z.number().int(), invalid: z.number().int(), fallbacks: z.number().int() }).optional(),
+  }),
+  z.object({
+    type: z.literal("warm-start"),
+    time: z.string(),
+    policy: z.string(),
+    step: z.number().int(),
+    steps: z.number().int(),
+    /** Mean negative log-likelihood of the demonstrations' tokens in the batches since the last event. */
+    loss: z.number(),
+    /** Share of those demonstrations whose every token has probability above one half (greedy replays them). */
+    demoMatch: z.number(),
+    demos: z.number().int(),
+    elapsedMs: z.number(),
   }),
   z.object({
     type: z.literal("checkpoint"),
@@ -102,3 +132,4 @@ export type RunEvent = z.infer<typeof RunEventSchema>;
 export type StepEvent = Extract<RunEvent, { type: "step" }>;
 export type EvalEvent = Extract<RunEvent, { type: "eval" }>;
 export type EpisodeEndEvent = Extract<RunEvent, { type: "episode-end" }>;
+export type WarmStartEvent = Extract<RunEvent, { type: "warm-start" }>;

@@ -1,4 +1,4 @@
-import type { RunEvent, StepEvent } from "./events.ts";
+import type { EvalEvent, RunEvent, StepEvent } from "./events.ts";
 
 /** Where a run's events are shown: a live status on a TTY, plain log lines elsewhere, or JSON lines. */
 export type ProgressMode = "tty" | "plain" | "json";
@@ -45,7 +45,9 @@ function formatEvent(e: RunEvent, steps: number): string | null {
     case "step":
       return formatStep(e, steps);
     case "eval":
-      return `eval step ${e.step}: ${e.env}/${e.split} r=${e.meanReward.toFixed(3)} ok=${(e.success * 100).toFixed(0)}% n=${e.episodes}`;
+      return formatEval(e);
+    case "warm-start":
+      return `warm-start ${e.policy} ${e.step}/${e.steps}: loss ${e.loss.toFixed(3)} demos replayed ${(e.demoMatch * 100).toFixed(0)}% (${e.demos} demos) ${(e.elapsedMs / 1000).toFixed(1)}s`;
     case "checkpoint":
       return `checkpoint step ${e.step} v${e.version}: ${e.path}`;
     case "log":
@@ -55,6 +57,19 @@ function formatEvent(e: RunEvent, steps: number): string | null {
     case "end":
       return `train: ${e.reason} at step ${e.step}`;
   }
+}
+
+/** Success first (the skill), then the shaped reward; a collapsed policy says so. */
+export function formatEval(e: EvalEvent): string {
+  const stage = e.stage === "init" ? " (before warm-start)" : "";
+  const mode = e.mode === undefined ? "" : ` ${e.mode}${e.mode === "sampled" ? ` T=${e.temperature ?? 1}` : ""}`;
+  const collapse = e.collapsed ? `  COLLAPSED: '${e.topAnswer}' for ${((e.topAnswerShare ?? 0) * 100).toFixed(0)}% of inputs` : "";
+  const d = e.decisions;
+  const decisions = d && d.total > 0 ? `  invalid ${((d.invalid / d.total) * 100).toFixed(0)}% fallback ${((d.fallbacks / d.total) * 100).toFixed(0)}%` : "";
+  const roles = e.perRole && Object.keys(e.perRole).length > 0
+    ? `  ${Object.entries(e.perRole).map(([r, m]) => `${r} win ${(m.success * 100).toFixed(0)}%`).join(" ")}`
+    : "";
+  return `eval step ${e.step}${stage}: ${e.env}/${e.split}${mode} success ${(e.success * 100).toFixed(1)}% (r=${e.meanReward.toFixed(3)} n=${e.episodes})${roles}${decisions}${collapse}`;
 }
 
 function formatFill(s: FillStatus, width: number): string {

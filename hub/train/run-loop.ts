@@ -11,11 +11,13 @@ import { swarmPlugin } from "../swarm/index.ts";
 import { startLocalClients } from "../swarm/local-clients.ts";
 import { writeCheckpoint } from "./checkpoint.ts";
 import { NoProgressError } from "./errors.ts";
-import type { RunEvent } from "./events.ts";
+import { explainFiltered } from "./explain-filtered.ts";
+import { evaluateSkill } from "./evaluate-skill.ts";
+import type { EvalEvent, RunEvent } from "./events.ts";
 import type { PreparedEnvironment } from "./prepare-environments.ts";
 import type { FillStatus } from "./progress.ts";
 import type { RunResult, RunTrainingOptions } from "./run-training.ts";
-import { episodeEndEvent, isSuccess, StepStats } from "./step-stats.ts";
+import { episodeEndEvent, StepStats } from "./step-stats.ts";
 import type { TrainedLedger } from "./trained-ledger.ts";
 
 /** Syncs in a row with nothing trained (every group filtered) before the run gives up. */
@@ -120,6 +122,8 @@ export class RunLoop {
     delete options.eval;
     const scheduler = await Scheduler.create(options);
     this.#scheduler = scheduler;
+    const { policies, frozen } = app.agentjet;
+    this.#evaluate = (step) => evaluateSkill({ envs: this.#envs, config, policies, frozen, step, stage: "rl" });
     let batchesSinceStep = 0;
     scheduler.subscribe((e) => {
       this.#stats.observe(e);
@@ -188,6 +192,8 @@ export class RunLoop {
     await cleanup();
     if (this.#o.report ?? true) {
       const summary = await buildReport(this.#o.runDir);
+      for (const line of [...summary.skill.headline, ...summary.skill.warnings.map((w) => `warning: ${w}`)])
+        this.#o.progress.event({ type: "log", time: new Date().toISOString(), level: "info", message: line });
       this.#o.progress.event({ type: "log", time: new Date().toISOString(), level: "info", message: `report: ${summary.files.at(-1)}` });
     }
     return {
@@ -200,11 +206,12 @@ export class RunLoop {
   }
 
   #batchReset: () => void = () => undefined;
+  #evaluate: (step: number) => Promise<EvalEvent[]> = async () => [];
 
   async #onSync(reports: StepReport[], coordinator: TrainingCoordinator): Promise<void> {
     const trained = reports.filter((r) => r.outcome === "trained");
     if (trained.length === 0) {
-      if (++this.#idleSyncs % 10 === 0) this.#log("warn", `${this.#idleSyncs} batches in a row trained nothing (every group filtered: equal rewards)`);
+      if (++this.#idleSyncs % 10 === 0) this.#log("warn", `${this.#idleSyncs} batches in a row trained nothing: ${explainFiltered(reports)}`);
       return;
     }
     this.#idleSyncs = 0;
@@ -235,23 +242,8 @@ export class RunLoop {
   }
 
   #startEval(step: number): void {
-    const { split, tasks } = this.#config.eval;
-    const p = this.#scheduler!.evaluate({ split, tasks }).then(
-      (report) => {
-        for (const [env, r] of Object.entries(report.perEnv)) {
-          const top = this.#envs.find((e) => e.name === env)?.installed.manifest.reward.max ?? 1;
-          this.#emit({
-            type: "eval",
-            time: new Date().toISOString(),
-            step,
-            env,
-            split,
-            episodes: r.episodes,
-            meanReward: Number.isFinite(r.meanReward) ? r.meanReward : 0,
-            success: r.scores.length ? r.scores.filter((s) => isSuccess(s, top)).length / r.scores.length : 0,
-          });
-        }
-      },
+    const p = this.#evaluate(step).then(
+      (events) => events.forEach((e) => this.#emit(e)),
       (err: unknown) => this.#log("warn", `evaluation at step ${step} failed: ${err instanceof Error ? err.message : String(err)}`),
     );
     const tracked = p.finally(() => this.#pendingEvals.delete(tracked));

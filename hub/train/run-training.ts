@@ -16,6 +16,7 @@ import { prepareEnvironments } from "./prepare-environments.ts";
 import type { ProgressSink } from "./progress.ts";
 import { RunLoop } from "./run-loop.ts";
 import { TrainedLedger } from "./trained-ledger.ts";
+import { runStartStage } from "./warm-start.ts";
 
 export interface RunTrainingOptions {
   /** The validated run config; with `resume`, the one saved in the run directory. */
@@ -89,6 +90,10 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunResult> {
     const engines = new Map<string, Engine>([...app.agentjet.policies].map(([name, p]) => [name, p.engine]));
     if (resumed) {
       for (const [name, engine] of engines) await engine.load(policyCheckpointDir(resumed.dir, name));
+    }
+    if (!resumed) {
+      const { policies, frozen } = app.agentjet;
+      await runStartStage({ config, runDir, projectDir: o.projectDir, envs, policies, frozen, emit, log, ...(o.signal ? { signal: o.signal } : {}) });
     }
     const pool = new SamplePool(app.agentjet.db);
     const ledger = new TrainedLedger(app.agentjet.db);

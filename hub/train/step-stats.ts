@@ -128,6 +128,7 @@ export class StepStats {
       perRole,
       perPolicy,
       filteredGroups: reports.reduce((a, r) => a + r.droppedGroups.length, 0),
+      trainedGroups: reports.reduce((a, r) => a + (r.outcome === "trained" ? r.groups : 0), 0),
       failures: this.#failures,
       failedGroups: this.#failedGroups,
       merging: { callTokens: merge.unmergedTokens - this.#merge.calls, sampleTokens: merge.mergedTokens - this.#merge.sample },

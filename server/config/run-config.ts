@@ -163,6 +163,26 @@ export const SamplingSchema = z.object({
     .describe("A prompt that does not fit the context: answer finish_reason length (AgentJet's way) or OpenAI's 400 context_length_exceeded"),
 });
 
+export const WarmStartSchema = z.object({
+  steps: z.number().int().min(0).default(0).describe("Supervised steps before RL (0 skips the stage); the run's `run.steps` count RL steps only"),
+  batch: z.number().int().positive().default(16).describe("Demonstrations per supervised step"),
+  source: z
+    .enum(["solver", "jsonl", "checkpoint"])
+    .default("solver")
+    .describe(
+      "solver: the environments' reference solver (`solve`) plays the policies' seats on `split`; jsonl: conversations from `path`; checkpoint: another run's weights (`path`, a run directory or a checkpoint folder) with no supervised steps",
+    ),
+  split: z.string().default("train").describe("solver: the split whose tasks are demonstrated"),
+  tasks: z.number().int().positive().default(2000).describe("solver: tasks demonstrated per environment (the first N of the split)"),
+  path: z
+    .string()
+    .optional()
+    .describe('jsonl: one `{"messages": [{"role", "content"}...], "policy"?: name}` per line (every assistant message is trained on); checkpoint: the weights to start from. Relative to the project directory'),
+  lr: z.number().positive().default(3e-3).describe("Adam learning rate of the supervised steps (the policy's optimizer otherwise)"),
+  logEvery: z.number().int().positive().default(50).describe("A `warm-start` progress event every K supervised steps"),
+});
+export type WarmStartConfig = z.infer<typeof WarmStartSchema>;
+
 export const RunConfigSchema = z.object({
   run: z
     .object({
@@ -170,6 +190,10 @@ export const RunConfigSchema = z.object({
       seed: z.number().int().default(0).describe("Seeds task order and sampling"),
       steps: z.number().int().positive().default(20).describe("Optimizer steps to run"),
       checkpointEvery: z.number().int().positive().default(5).describe("Write a checkpoint every K steps (and always at the end or on Ctrl-C)"),
+      init: z
+        .string()
+        .optional()
+        .describe("Start every policy from this checkpoint's weights (a run directory, a checkpoint folder or a policy folder; `--from`): version 0, a fresh optimizer, the KL reference set to these weights"),
     })
     .default({ dir: "runs/latest", seed: 0, steps: 20, checkpointEvery: 5 }),
   server: z
@@ -231,12 +255,19 @@ export const RunConfigSchema = z.object({
       concurrency: z.number().int().positive().default(8).describe("Episodes per client at once"),
     })
     .default({ local: 1, concurrency: 8 }),
+  warmStart: WarmStartSchema.optional().describe("A supervised stage before RL (a policy that can already do the format learns from RL; one that cannot collapses)"),
   eval: z
     .object({
-      every: z.number().int().min(0).default(0).describe("Evaluate every K steps; 0 disables"),
-      split: z.string().default("test").describe("Split evaluated, at the sampling temperature; eval episodes never enter a batch"),
-      tasks: z.number().int().positive().default(16).describe("Tasks per evaluation, one episode each, per environment"),
+      every: z.number().int().min(0).default(0).describe("Evaluate every K steps (and at step 0, before and after the warm-start); 0 disables"),
+      split: z.string().default("test").describe("Split evaluated; eval episodes never enter a batch"),
+      tasks: z.number().int().positive().default(16).describe("Tasks per evaluation, one episode each, per environment and mode"),
+      modes: z
+        .array(z.enum(["greedy", "sampled"]))
+        .min(1)
+        .default(["greedy", "sampled"])
+        .describe("greedy: temperature 0; sampled: at `temperature`. Success of each is reported side by side"),
+      temperature: z.number().min(0).optional().describe("Temperature of the sampled evaluation; `sampling.temperature` when absent"),
     })
-    .default({ every: 0, split: "test", tasks: 16 }),
+    .default({ every: 0, split: "test", tasks: 16, modes: ["greedy", "sampled"] }),
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;

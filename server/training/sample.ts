@@ -35,6 +35,12 @@ export interface TrainSample {
 
 export interface TrainBatch {
   samples: TrainSample[];
+  /**
+   * Supervised (warm-start) step: each sample's behaviour log-probs are taken to be the current
+   * model's, so the PPO ratio is 1 and the step follows advantage x the log-likelihood gradient
+   * (advantage 1: plain maximum likelihood). `logprobs` are then ignored. The embedded engine implements it (the warm-start needs that engine).
+   */
+  supervised?: boolean;
 }
 
 export interface TrainMetrics {

@@ -31,8 +31,10 @@ Options:
     if (values.json) console.log(JSON.stringify(summary));
     else {
       console.log(`report: ${summary.steps} steps`);
+      for (const line of summary.skill.headline) console.log(`  ${line}`);
+      for (const warning of summary.skill.warnings) console.log(`  warning: ${warning}`);
       for (const [env, r] of Object.entries(summary.rewardLast))
-        console.log(`  ${env}: mean reward ${(summary.rewardFirst[env] ?? 0).toFixed(3)} -> ${r.toFixed(3)}`);
+        console.log(`  ${env}: mean (shaped) reward of training episodes ${(summary.rewardFirst[env] ?? 0).toFixed(3)} -> ${r.toFixed(3)}`);
       console.log(`  wrote ${join(dir, "report.html")}`);
     }
     return EXIT.ok;

@@ -37,6 +37,9 @@ Options:
   --resume <dir>     Continue the run in <dir> from its newest checkpoint (reads <dir>/config.yaml).
   --run-dir <dir>    Run directory. Default: the config's run.dir.
   --steps <n>        Override run.steps (with --resume: train on to n steps).
+  --from <dir>       Start every policy from this checkpoint's weights (run.init): a run directory (its
+                     newest checkpoint), a checkpoint folder or a policy folder. Version 0, fresh optimizer.
+  --warm-start <n>   Override warmStart.steps (supervised steps before RL); 0 skips the warm-start.
   --port <n>         Server port; 0 picks a free one. Default: the config's server.port (8700).
   --json             One JSON line per event on standard output (the metrics.jsonl events).
   --no-report        Do not write report.html at the end.
@@ -47,7 +50,7 @@ Exit codes: 0 done, 1 failed, 2 usage or invalid config, 3 file not found, 130 i
 
 Examples:
   agentjet train --example quickstart
-  agentjet train examples/math-cocktail.yaml --run-dir runs/cocktail-1
+  agentjet train examples/cpu-cocktail.yaml --run-dir runs/cocktail-1
   agentjet train --resume runs/quickstart
   agentjet config docs        # every run config field`;
 
@@ -72,6 +75,8 @@ async function parse(argv: string[]): Promise<Parsed | number> {
         resume: { type: "string" },
         "run-dir": { type: "string" },
         steps: { type: "string" },
+        from: { type: "string" },
+        "warm-start": { type: "string" },
         port: { type: "string" },
         json: { type: "boolean", default: false },
         "no-report": { type: "boolean", default: false },
@@ -98,7 +103,12 @@ async function parse(argv: string[]): Promise<Parsed | number> {
   };
   const port = int("port", values.port, 0, 65535);
   const steps = int("steps", values.steps, 1, 1_000_000);
-  if (port === null || steps === null) return EXIT.usage;
+  const warmSteps = int("warm-start", values["warm-start"], 0, 1_000_000);
+  if (port === null || steps === null || warmSteps === null) return EXIT.usage;
+  if (values.resume !== undefined && (values.from !== undefined || warmSteps !== undefined)) {
+    console.error("agentjet train: --from and --warm-start start a run; a resumed run continues from its own checkpoint");
+    return EXIT.usage;
+  }
 
   let path: string;
   if (values.resume !== undefined) path = join(values.resume, "config.yaml");
@@ -117,6 +127,8 @@ async function parse(argv: string[]): Promise<Parsed | number> {
   }
   const config = loaded.config;
   if (steps !== undefined) config.run.steps = steps;
+  if (values.from !== undefined) config.run.init = resolve(values.from);
+  if (warmSteps !== undefined && config.warmStart) config.warmStart.steps = warmSteps;
   const runDir = values.resume ?? values["run-dir"] ?? config.run.dir;
   return {
     config,

@@ -42,6 +42,11 @@ export interface EmbeddedEngine extends Engine {
   readonly shape: ModelShape;
   readonly parameterCount: number;
   scoreTokens(ids: readonly number[]): Promise<number[]>;
+  /**
+   * Makes a checkpoint's weights this engine's starting point (a warm-start or another run's result):
+   * version 0, a fresh optimizer, and the KL reference set to these weights. Refuses another shape.
+   */
+  initFrom(dir: string): Promise<void>;
 }
 
 export function toModelShape(vocabSize: number, model: EmbeddedModelOptions): ModelShape {
@@ -212,15 +217,7 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
 
   load(dir: string): Promise<void> {
     return this.exclusive(async () => {
-      const { header, arrays } = await readCheckpoint(dir);
-      for (const field of SHAPE_FIELDS) {
-        if (header.shape[field] !== this.shape[field]) {
-          throw new EmbeddedCheckpointMismatchError(`shape.${field}`, this.shape[field], header.shape[field]);
-        }
-      }
-      if (header.paramCount !== this.layout.size) {
-        throw new EmbeddedCheckpointMismatchError("paramCount", this.layout.size, header.paramCount);
-      }
+      const { header, arrays } = await this.readMatching(dir);
       this.params.set(arrays.weights!);
       this.adam = { m: arrays.adamM!, v: arrays.adamV!, step: header.adamStep };
       if (arrays.reference) this.reference = viewWeights(this.layout, arrays.reference);
@@ -229,6 +226,31 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
       this.currentVersion = header.version;
       this.pool.clear();
     });
+  }
+
+  initFrom(dir: string): Promise<void> {
+    return this.exclusive(async () => {
+      const { arrays } = await this.readMatching(dir);
+      this.params.set(arrays.weights!);
+      this.adam = createAdamState(this.layout.size);
+      this.reference = this.opts.optimizer.klCoef > 0 ? viewWeights(this.layout, this.params.slice()) : null;
+      this.currentVersion = 0;
+      this.pool.clear();
+    });
+  }
+
+  private async readMatching(dir: string): ReturnType<typeof readCheckpoint> {
+    const data = await readCheckpoint(dir);
+    const { header } = data;
+    for (const field of SHAPE_FIELDS) {
+      if (header.shape[field] !== this.shape[field]) {
+        throw new EmbeddedCheckpointMismatchError(`shape.${field}`, this.shape[field], header.shape[field]);
+      }
+    }
+    if (header.paramCount !== this.layout.size) {
+      throw new EmbeddedCheckpointMismatchError("paramCount", this.layout.size, header.paramCount);
+    }
+    return data;
   }
 
   async close(): Promise<void> {
@@ -242,7 +264,7 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     const o = this.opts.optimizer;
     for (const s of batch.samples) this.checkSample(s);
     const batchTokens = batch.samples.reduce((n, s) => n + countLossTokens(s), 0);
-    const lossParams = { clipEps: o.clipEps, klCoef: o.klCoef };
+    const lossParams = { clipEps: o.clipEps, klCoef: o.klCoef, supervised: batch.supervised === true };
     const ref = o.klCoef > 0 ? this.reference : null;
     const refLogps = ref ? batch.samples.map((s) => scoreReference(ref, this.shape, s)) : undefined;
     let loss = 0;

@@ -4,6 +4,11 @@ import type { ModelShape, ModelWeights } from "./layout.ts";
 import { backwardSequence, forwardSequence, scoreSequence, type TransposedWeights } from "./model.ts";
 import { computeTokenLoss, type TokenLossParams } from "./ppo-loss.ts";
 
+/** The loss of one step: PPO-clip (+KL), or supervised (ratio 1, the reported loss the mean negative log-likelihood). */
+export interface StepLossParams extends TokenLossParams {
+  supervised?: boolean;
+}
+
 /** Sums over the masked tokens of the samples seen so far. */
 export interface LossTotals {
   /** Σ weight · token loss / batchTokens. */
@@ -43,7 +48,7 @@ export function accumulateSample(
   sample: TrainSample,
   refLogps: readonly number[] | undefined,
   batchTokens: number,
-  params: TokenLossParams,
+  params: StepLossParams,
   totals: LossTotals,
 ): void {
   const V = shape.vocabSize;
@@ -58,8 +63,8 @@ export function accumulateSample(
     const lse = logSumExp(pass.logits, off, V);
     const id = sample.tokenIds[t]!;
     const newLogp = pass.logits[off + id]! - lse;
-    const tl = computeTokenLoss(newLogp, sample.logprobs[t]!, sample.advantage, refLogps?.[t], params);
-    totals.loss += scale * tl.loss;
+    const tl = computeTokenLoss(newLogp, params.supervised ? newLogp : sample.logprobs[t]!, sample.advantage, refLogps?.[t], params);
+    totals.loss += scale * (params.supervised ? -newLogp : tl.loss);
     totals.tokens++;
     totals.kl += tl.kl;
     if (tl.clipped) totals.clipped++;

@@ -46,4 +46,36 @@ describe("report", () => {
       expect(existsSync(join(dir, "plots", `${f}.svg`))).toBe(true);
     expect(readMetrics(join(dir, "metrics.jsonl")).skipped).toHaveLength(1);
   });
+
+  it("heads with success greedy and sampled, flags a collapsed policy and filtered groups, and lists every environment", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-report-"));
+    const ev = (step: number, env: string, mode: "greedy" | "sampled", success: number, extra: Partial<RunEvent> = {}): RunEvent =>
+      ({ type: "eval", time: "t", step, env, split: "test", episodes: 100, meanReward: 0.18, success, mode, temperature: mode === "greedy" ? 0 : 1, stage: "rl", topAnswer: "7", topAnswerShare: 0.1, collapsed: false, ...extra }) as RunEvent;
+    const events: RunEvent[] = [
+      { type: "start", time: "t", runDir: dir, steps: 4, policies: ["main"], environments: ["arith", "countdown"] },
+      ev(0, "arith", "greedy", 0, { stage: "init" }),
+      ...[1, 2, 3, 4].map((i) => ({ ...(stepEvent(i, 0.18) as Extract<RunEvent, { type: "step" }>), filteredGroups: 14, trainedGroups: 2 })),
+      ev(4, "arith", "greedy", 0.02, { topAnswer: "0", topAnswerShare: 0.9, collapsed: true }),
+      ev(4, "arith", "sampled", 0.05),
+      { type: "end", time: "t", reason: "done", step: 4 },
+    ];
+    writeFileSync(join(dir, "metrics.jsonl"), events.map((e) => JSON.stringify(e)).join("\n"));
+    const summary = await buildReport(dir);
+    expect(Object.keys(summary.skill.perEnv)).toEqual(["arith", "countdown"]);
+    expect(summary.skill.perEnv.arith).toMatchObject({ greedy: { first: 0, last: 0.02, firstBeforeWarmStart: true }, sampled: { first: 0.05, last: 0.05 } });
+    expect(summary.skill.headline).toEqual([
+      "arith: success greedy 0.0% -> 2.0%, sampled 5.0% -> 5.0% (from before the warm-start)",
+      "countdown: no evaluation ran (set eval.every to measure success)",
+    ]);
+    expect(summary.skill.filteredShare).toBeCloseTo(14 / 16);
+    expect(summary.skill.warnings).toHaveLength(2);
+    expect(summary.skill.warnings[0]).toContain("collapsed");
+    expect(summary.skill.warnings[0]).toContain("'0'");
+    expect(summary.skill.warnings[1]).toContain("filtered");
+    const html = readFileSync(join(dir, "report.html"), "utf8");
+    expect(html).toContain("COLLAPSED");
+    expect(html).toContain("the policy collapsed");
+    expect(html).toContain("<td>countdown</td>");
+    expect(existsSync(join(dir, "plots", "eval-success.svg"))).toBe(true);
+  });
 });

@@ -13,13 +13,15 @@ describe("agentjet train (CLI)", () => {
     for (const word of ["--example", "--resume", "--json", "quickstart", "report.html", "Exit codes"]) expect(r.stdout).toContain(word);
   });
 
-  it("answers bad input with the documented exit codes", async () => {
+  it("answers bad input with the documented exit codes", { timeout: 120_000 }, async () => {
     const cwd = tempDir("train-cli");
     mkdirSync(join(cwd, "not-a-run"));
     const cases: Array<[string[], number, string]> = [
       [[], 2, "exactly one of"],
       [["--example", "quickstart", "--port", "http"], 2, "--port must be an integer"],
       [["--example", "quickstart", "--steps", "0"], 2, "--steps must be an integer"],
+      [["--example", "quickstart", "--warm-start", "x"], 2, "--warm-start must be an integer"],
+      [["--resume", "not-a-run", "--from", "elsewhere"], 2, "--from and --warm-start start a run"],
       [["--example", "no-such-example"], 3, "quickstart"],
       [["--resume", "not-a-run"], 3, "not a run directory"],
       [["missing.yaml"], 3, "missing.yaml"],
@@ -33,7 +35,7 @@ describe("agentjet train (CLI)", () => {
 
   it("--json prints one event per line, the same events as metrics.jsonl; report rebuilds report.html", { timeout: 120_000 }, async () => {
     const cwd = tempDir("train-cli");
-    const r = await runCli(["train", "--example", "quickstart", "--steps", "2", "--port", "0", "--run-dir", "run", "--json", "--no-report"], cwd);
+    const r = await runCli(["train", "--example", "quickstart", "--warm-start", "0", "--steps", "2", "--port", "0", "--run-dir", "run", "--json", "--no-report"], cwd);
     expect(r.code, r.stderr).toBe(0);
     const printed = r.stdout.trim().split("\n").map((line) => JSON.parse(line) as { type: string });
     expect(printed).toEqual(readEvents(join(cwd, "run")));
@@ -49,7 +51,7 @@ describe("agentjet train (CLI)", () => {
 
   it("Ctrl-C stops cleanly with exit 130, and --resume finishes the run", { timeout: 180_000 }, async () => {
     const cwd = tempDir("train-cli");
-    const args = ["train", "--example", "quickstart", "--steps", "8", "--port", "0", "--run-dir", "run", "--json", "--no-report"];
+    const args = ["train", "--example", "quickstart", "--warm-start", "0", "--steps", "8", "--port", "0", "--run-dir", "run", "--json", "--no-report"];
     let interrupted = false;
     const { code, stderr } = await runCli(args, cwd, (stdout, child) => {
       if (stdout.includes('"type":"step","time"') && stdout.includes('"step":3,') && !interrupted) interrupted = child.kill("SIGINT");

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runTraining } from "../../../hub/train/run-training.ts";
 import { REPO, removeTempDirs, tempDir } from "../helpers.ts";
-import { AIME_DATA, exampleConfig, quiet, readEvents } from "./helpers.ts";
+import { exampleConfig, quiet, readEvents } from "./helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -23,16 +23,27 @@ describe("agentjet train: the example configs run end to end on CPU", () => {
     }
   });
 
-  it.skipIf(AIME_DATA === undefined)("math-cocktail: two steps on the real AIME 2024 problems mixed with countdown", { timeout: 300_000 }, async () => {
-    const config = await exampleConfig("math-cocktail");
+  it("cpu-cocktail: a short warm-start and two RL steps on arith mixed with countdown; both environments in every step and evaluation", { timeout: 300_000 }, async () => {
+    const config = await exampleConfig("cpu-cocktail");
     config.run.steps = 2;
-    const aime = config.environments.find((e) => e.name === "aime")!;
-    aime.options = { ...aime.options, data: AIME_DATA };
+    config.warmStart!.steps = 20;
+    config.warmStart!.tasks = 100;
+    config.eval.every = 2;
+    config.eval.tasks = 16;
+    config.batching.batchTasks = 8;
     const project = tempDir("train-cocktail");
     const result = await runTraining({ config, runDir: join(project, "run"), projectDir: project, port: 0, progress: quiet, report: false });
     expect(result).toMatchObject({ reason: "done", versions: { main: 2 } });
-    const envs = new Set(readEvents(join(project, "run")).flatMap((e) => (e.type === "step" ? Object.keys(e.perEnv) : [])));
-    expect(envs).toEqual(new Set(["aime", "countdown"]));
+    const events = readEvents(join(project, "run"));
+    for (const e of events) if (e.type === "step") expect(Object.keys(e.perEnv).sort()).toEqual(["arith", "countdown"]);
+    const evals = events.flatMap((e) => (e.type === "eval" && e.step === 2 ? [`${e.env}/${e.mode}`] : []));
+    expect(evals.sort()).toEqual(["arith/greedy", "arith/sampled", "countdown/greedy", "countdown/sampled"]);
+  });
+
+  it("math-cocktail (AIME + countdown) is a GPU config: it names an external engine, not the embedded one", async () => {
+    const config = await exampleConfig("math-cocktail");
+    expect(config.policies.main!.engine.kind).toBe("openai-tokens");
+    expect(config.environments.map((e) => e.name)).toEqual(["aime", "countdown"]);
   });
 });
 

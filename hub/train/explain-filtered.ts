@@ -1,0 +1,22 @@
+import type { StepReport } from "../../server/training/coordinator.ts";
+
+/**
+ * Why a sync trained nothing, in words: which reward every dropped group shared. All 0 means the
+ * policy never succeeds (warm-start it, or give the environment a shaped reward); all the top reward
+ * means the tasks are too easy; one constant in between usually means a collapsed policy.
+ */
+export function explainFiltered(reports: readonly StepReport[]): string {
+  const byReward = new Map<number, number>();
+  for (const r of reports) for (const g of r.droppedGroups) byReward.set(g.reward, (byReward.get(g.reward) ?? 0) + 1);
+  const groups = [...byReward.values()].reduce((a, b) => a + b, 0);
+  if (groups === 0) return "no group reached the trainer";
+  const parts = [...byReward].sort((a, b) => b[1] - a[1]).map(([reward, n]) => `${n} at reward ${Number(reward.toFixed(4))}`);
+  const only = byReward.size === 1 ? [...byReward.keys()][0]! : null;
+  const hint =
+    only === 0
+      ? ": the policy never succeeds, so no group has a signal; start from a policy that can do the format (warmStart in the run config)"
+      : byReward.size === 1
+        ? ": every episode scores the same; a policy answering one thing to everything (collapsed) or tasks it always solves"
+        : "";
+  return `all ${groups} group(s) had equal rewards within the group (${parts.join(", ")})${hint}`;
+}

@@ -1,0 +1,167 @@
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { PolicyRuntime } from "../../server/app/server-context.ts";
+import type { RunConfig, WarmStartConfig } from "../../server/config/run-config.ts";
+import { createEngine } from "../../server/engines/create-engine.ts";
+import type { Engine } from "../../server/engines/engine.ts";
+import type { FrozenModel } from "../../server/engines/frozen.ts";
+import type { TrainSample } from "../../server/training/sample.ts";
+import { createRng } from "../scheduler/rng.ts";
+import { policyCheckpointDir, readLatestCheckpoint } from "./checkpoint.ts";
+import { collectSolverDemos, type Demonstration, readJsonlDemos, type TokenizedDemo, tokenizeDemo } from "./demonstrations.ts";
+import { WarmStartError } from "./errors.ts";
+import { evaluateSkill } from "./evaluate-skill.ts";
+import type { RunEvent } from "./events.ts";
+import type { PreparedEnvironment } from "./prepare-environments.ts";
+
+/** An engine that can take a checkpoint's weights as its starting point (the embedded engine). */
+type InitEngine = Engine & { initFrom(dir: string): Promise<void>; scoreTokens(ids: readonly number[]): Promise<number[]> };
+
+function canInit(engine: Engine): engine is InitEngine {
+  const e = engine as Partial<InitEngine>;
+  return typeof e.initFrom === "function" && typeof e.scoreTokens === "function";
+}
+
+export interface StartStageOptions {
+  config: RunConfig;
+  runDir: string;
+  projectDir: string;
+  envs: readonly PreparedEnvironment[];
+  policies: ReadonlyMap<string, PolicyRuntime>;
+  frozen: ReadonlyMap<string, FrozenModel>;
+  emit: (event: RunEvent) => void;
+  log: (level: "info" | "warn", message: string) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * What a fresh run does before its first RL step: start from `run.init` (another run's weights), then
+ * the warm-start stage (supervised steps on demonstrations), evaluating before it so the report shows
+ * where the skill came from. Each policy ends at version 0 with a fresh optimizer, its KL reference the
+ * warm-started weights.
+ */
+export async function runStartStage(o: StartStageOptions): Promise<void> {
+  const { config } = o;
+  const ws = config.warmStart;
+  const init = ws?.source === "checkpoint" ? (ws.path ?? config.run.init) : config.run.init;
+  if (init !== undefined) {
+    const from = resolve(o.projectDir, init);
+    for (const [name, p] of o.policies) {
+      const engine = initEngine(p.engine, name, "run.init");
+      await engine.initFrom(weightsDir(from, name));
+    }
+    o.log("info", `policies start from ${from}`);
+  }
+  if (!ws || ws.source === "checkpoint" || ws.steps === 0) return;
+  if (config.eval.every > 0) {
+    for (const e of await evaluateSkill({ ...o, step: 0, stage: "init" })) o.emit(e);
+  }
+  const demos = ws.source === "jsonl" ? readJsonlDemos(resolve(o.projectDir, ws.path ?? ""), [...o.policies.keys()][0]!) : await solverDemos(o, ws);
+  for (const [name, policy] of o.policies) {
+    const mine = demos.filter((d) => d.policy === name);
+    if (mine.length === 0) {
+      o.log("warn", `warm-start: no demonstrations for policy '${name}'; it starts RL untrained`);
+      continue;
+    }
+    if (o.signal?.aborted) return;
+    await warmStartPolicy(o, ws, name, policy, mine);
+  }
+}
+
+async function solverDemos(o: StartStageOptions, ws: WarmStartConfig): Promise<Demonstration[]> {
+  const t0 = Date.now();
+  const demos = await collectSolverDemos(o.config, o.envs, {
+    split: ws.split,
+    tasks: ws.tasks,
+    frozen: [...o.frozen.keys()],
+    // Each demonstration holds an episode instance and borrows another for `solve`: half the pool each.
+    concurrency: Math.max(1, Math.floor(o.config.clients.concurrency / 2)),
+  });
+  o.log("info", `warm-start: ${demos.length} demonstrations from the reference solvers on '${ws.split}' (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+  return demos;
+}
+
+function initEngine(engine: Engine, policy: string, what: string): InitEngine {
+  if (!canInit(engine)) throw new WarmStartError(`${what}: policy '${policy}' runs on a ${engine.kind} engine, which cannot start from a checkpoint here (the embedded engine can)`);
+  return engine;
+}
+
+/** A policy's weights in `from`: a policy folder, a checkpoint folder, or a run directory (its newest checkpoint). */
+export function weightsDir(from: string, policy: string): string {
+  if (existsSync(join(from, "embedded.json"))) return from;
+  if (existsSync(join(from, "state.json"))) return policyCheckpointDir(from, policy);
+  const latest = readLatestCheckpoint(from);
+  if (latest.kind === "ok") return policyCheckpointDir(latest.dir, policy);
+  throw new WarmStartError(`'${from}' is not a checkpoint: ${latest.why}`);
+}
+
+/**
+ * Supervised steps on one policy's demonstrations, through the engine's own `train` (a `supervised`
+ * batch, advantage 1: plain likelihood) on a separate engine at the warm-start learning rate; the run's
+ * engine then starts from its weights.
+ */
+async function warmStartPolicy(o: StartStageOptions, ws: WarmStartConfig, name: string, policy: PolicyRuntime, demos: Demonstration[]): Promise<void> {
+  const config = o.config.policies[name]!;
+  initEngine(policy.engine, name, "warm-start");
+  const student = await createEngine({ ...config, optimizer: { ...config.optimizer, lr: ws.lr, epochs: 1, klCoef: 0 } }, policy.tokenizer);
+  const dir = join(o.runDir, "warm-start", name);
+  try {
+    const learner = initEngine(student, name, "warm-start");
+    if (o.config.run.init !== undefined) await learner.initFrom(weightsDir(resolve(o.projectDir, o.config.run.init), name));
+    const tokenized = demos.map((d) => tokenizeDemo(d, policy.tokenizer)).filter((d) => d.tokenIds.length <= learner.maxContext);
+    if (tokenized.length < demos.length) o.log("warn", `warm-start: ${demos.length - tokenized.length} demonstrations longer than the context (${learner.maxContext}) are left out`);
+    if (tokenized.length === 0) throw new WarmStartError(`every demonstration for '${name}' is longer than the context`);
+    const rand = createRng(o.config.run.seed ^ 0x3a57);
+    let order: number[] = [];
+    const t0 = Date.now();
+    let since = { nll: 0, tokens: 0 };
+    for (let step = 1; step <= ws.steps && !o.signal?.aborted; step++) {
+      const batch: TokenizedDemo[] = [];
+      while (batch.length < ws.batch) {
+        if (order.length === 0) order = shuffled(tokenized.length, rand);
+        batch.push(tokenized[order.pop()!]!);
+      }
+      const samples: TrainSample[] = batch.map((d) => ({ tokenIds: d.tokenIds, lossMask: d.lossMask, logprobs: d.tokenIds.map(() => 0), advantage: 1, weight: 1 }));
+      const metrics = await learner.train({ samples, supervised: true });
+      since.nll += metrics.loss * metrics.tokens;
+      since.tokens += metrics.tokens;
+      if (step % ws.logEvery === 0 || step === ws.steps) {
+        o.emit({
+          type: "warm-start",
+          time: new Date().toISOString(),
+          policy: name,
+          step,
+          steps: ws.steps,
+          loss: since.tokens ? since.nll / since.tokens : 0,
+          demoMatch: await replayedShare(learner, batch),
+          demos: tokenized.length,
+          elapsedMs: Date.now() - t0,
+        });
+        since = { nll: 0, tokens: 0 };
+      }
+    }
+    await learner.save(dir);
+  } finally {
+    await student.close();
+  }
+  await (policy.engine as InitEngine).initFrom(dir);
+}
+
+/** Share of `demos` whose every reply token has probability above one half under the model now (greedy replays them). */
+async function replayedShare(engine: InitEngine, demos: readonly TokenizedDemo[]): Promise<number> {
+  let replayed = 0;
+  for (const d of demos) {
+    const logprobs = await engine.scoreTokens(d.tokenIds);
+    if (d.lossMask.every((m, t) => m !== 1 || t === 0 || logprobs[t]! > Math.log(0.5))) replayed += 1;
+  }
+  return demos.length ? replayed / demos.length : 0;
+}
+
+function shuffled(n: number, rand: () => number): number[] {
+  const out = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
