@@ -51,13 +51,16 @@ export function reloadLocalPlugins(o: ReloadLocalPluginsOptions): { close(): Pro
           again = true;
           return;
         }
-        running = reload().finally(() => {
-          running = null;
-          if (again) {
-            again = false;
-            trigger();
-          }
-        });
+        // A file that vanished mid-hash (an editor's temp file) fails this try; its rename triggers the next.
+        running = reload()
+          .catch((err: unknown) => o.log(`${s.name}: reload failed, keeping the previous build: ${err instanceof Error ? err.message : String(err)}`))
+          .finally(() => {
+            running = null;
+            if (again) {
+              again = false;
+              trigger();
+            }
+          });
       };
       return watchPluginDir(s.dir, trigger, o.debounceMs !== undefined ? { debounceMs: o.debounceMs } : {});
     });
