@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, Literal, Tuple, TypedDict, get_args
+from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, get_args
 
 __all__ = ["AgentBinding", "EpisodeState", "EngineState", "EngineStatus", "AbortReason", "FailureKind", "FAILURE_KINDS"]
 
@@ -33,8 +33,21 @@ class AbortReason(TypedDict):
 
 
 class EngineStatus(TypedDict, total=False):
-    """``GET /v1/engine/status``. ``versions``: policy -> weight version. Other fields the server adds stay in the dict."""
+    """``GET /v1/engine/status``. Fields the server adds later stay in the dict."""
 
     state: EngineState
     step: int
+    """Steps trained in this run."""
     versions: Dict[str, int]
+    """policy -> weight version (empty while offline)."""
+    configured: bool
+    """Whether a run config is set (``--config`` or :meth:`SwarmClient.configure`)."""
+    starts: int
+    runDir: Optional[str]
+    clients: List[str]
+    """Clients connected to ``/swarm``."""
+    inFlight: int
+    lastRun: Optional[Dict[str, Any]]
+    """How the last run ended: ``{reason: done | interrupted | failed, step, error?}``."""
+    error: Optional[str]
+    """Why the last start failed."""
