@@ -95,9 +95,10 @@ describe("the official openai client against a real socket", () => {
     const r4 = await client.chat.completions.create({ model: "main", messages: [...messages.slice(0, -1), { role: "user", content: [{ type: "text", text: "Thanks" }] }], tools: TOOLS });
     expect(r4.choices[0]!.message.content).toBe("You are welcome.");
 
+    // Claimed in-process, as the scheduler claims: over HTTP only the admin token may end it.
     const end = await fetch(`${baseURL}/episodes/ep-client/end`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${app.agentjet.auth.clientTokens[0]}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${app.agentjet.auth.adminToken}` },
       body: JSON.stringify({ rewards: { solver: 1 } }),
     });
     expect(end.status).toBe(200);
