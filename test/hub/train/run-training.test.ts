@@ -12,7 +12,7 @@ afterAll(removeTempDirs);
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 describe("agentjet train: the quickstart, shortened (warm-start + RL)", () => {
-  it("learns: greedy held-out success goes above 60%, measured before the warm-start, after it and after RL", { timeout: 300_000 }, async () => {
+  it("learns: greedy held-out success goes above 60%, measured before the warm-start, after it and after RL", { timeout: 600_000 }, async () => {
     const config = await exampleConfig("quickstart");
     config.warmStart!.steps = 1100;
     config.warmStart!.logEvery = 550;
