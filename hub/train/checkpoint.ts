@@ -3,6 +3,7 @@ import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { SchedulerStateSchema } from "../scheduler/state.ts";
+import { writeOrStopAsync } from "./storage.ts";
 
 /**
  * A run's checkpoint: each policy's weights (its engine's own format) and where training stands. Written
@@ -35,7 +36,10 @@ export function checkpointsDir(runDir: string): string {
   return join(runDir, "checkpoints");
 }
 
-/** Writes a checkpoint (into a temporary folder, renamed into place) and points `latest.json` at it. */
+/**
+ * Writes a checkpoint (into a temporary folder, renamed into place) and points `latest.json` at it. A
+ * write that fails throws `StorageError` naming the path; the previous checkpoint stays the latest.
+ */
 export async function writeCheckpoint(
   runDir: string,
   engines: ReadonlyMap<string, SavableEngine>,
@@ -44,16 +48,26 @@ export async function writeCheckpoint(
   const root = checkpointsDir(runDir);
   const name = `step-${String(state.step).padStart(6, "0")}`;
   const tmp = join(root, `.${name}.tmp`);
-  await rm(tmp, { recursive: true, force: true });
-  await mkdir(tmp, { recursive: true });
-  for (const [policy, engine] of engines) await engine.save(join(tmp, "policies", policy));
+  await writeOrStopAsync(tmp, "create the checkpoint folder", async () => {
+    await rm(tmp, { recursive: true, force: true });
+    await mkdir(tmp, { recursive: true });
+  });
+  for (const [policy, engine] of engines) {
+    const dir = join(tmp, "policies", policy);
+    await writeOrStopAsync(dir, `save policy '${policy}' to`, () => engine.save(dir));
+  }
   const full: CheckpointState = { format: 1, time: new Date().toISOString(), ...state };
-  await writeFile(join(tmp, "state.json"), `${JSON.stringify(full, null, 2)}\n`);
+  await writeOrStopAsync(join(tmp, "state.json"), "write", () => writeFile(join(tmp, "state.json"), `${JSON.stringify(full, null, 2)}\n`));
   const dir = join(root, name);
-  await rm(dir, { recursive: true, force: true });
-  await rename(tmp, dir);
-  await writeFile(join(root, `${LATEST}.tmp`), `${JSON.stringify({ checkpoint: name })}\n`);
-  await rename(join(root, `${LATEST}.tmp`), join(root, LATEST));
+  await writeOrStopAsync(dir, "move the checkpoint into", async () => {
+    await rm(dir, { recursive: true, force: true });
+    await rename(tmp, dir);
+  });
+  const latest = join(root, LATEST);
+  await writeOrStopAsync(latest, "write", async () => {
+    await writeFile(`${latest}.tmp`, `${JSON.stringify({ checkpoint: name })}\n`);
+    await rename(`${latest}.tmp`, latest);
+  });
   return dir;
 }
 

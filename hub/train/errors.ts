@@ -49,3 +49,16 @@ export class WarmStartError extends TrainError {
     super("AJ_ERR_TRAIN_WARM_START", `warm-start: ${message}`, options);
   }
 }
+
+/**
+ * The run directory could not be written (permissions, a full disk). The run stops: what was written
+ * before stays (run.db, the last checkpoint), and `--resume` continues once the cause is fixed.
+ */
+export class StorageError extends TrainError {
+  readonly path: string;
+  constructor(path: string, action: string, cause: unknown) {
+    const why = cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : String(cause);
+    super("AJ_ERR_TRAIN_STORAGE", `cannot ${action} '${path}' (${why}); the run stops, keeping what it wrote before`, { cause });
+    this.path = path;
+  }
+}

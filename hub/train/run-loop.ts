@@ -10,7 +10,7 @@ import type { SchedulerState } from "../scheduler/state.ts";
 import { swarmPlugin } from "../swarm/index.ts";
 import { startLocalClients } from "../swarm/local-clients.ts";
 import { writeCheckpoint } from "./checkpoint.ts";
-import { NoProgressError } from "./errors.ts";
+import { NoProgressError, StorageError } from "./errors.ts";
 import { explainFiltered } from "./explain-filtered.ts";
 import { evaluateSkill } from "./evaluate-skill.ts";
 import type { EvalEvent, RunEvent } from "./events.ts";
@@ -186,9 +186,16 @@ export class RunLoop {
     await clients.stop();
     await coordinator.stop();
     this.#o.progress.close();
-    const dir = await writeCheckpoint(this.#o.runDir, this.#engines, { step: this.#step, versions: this.#versions(), scheduler: snapshot, final: true });
-    this.#emit({ type: "checkpoint", time: new Date().toISOString(), step: this.#step, version: this.#version(), path: dir });
-    this.#emit({ type: "end", time: new Date().toISOString(), reason: outcome.reason, step: this.#step, ...this.#stats.tail() });
+    let end = outcome;
+    try {
+      const dir = await writeCheckpoint(this.#o.runDir, this.#engines, { step: this.#step, versions: this.#versions(), scheduler: snapshot, final: true });
+      this.#emit({ type: "checkpoint", time: new Date().toISOString(), step: this.#step, version: this.#version(), path: dir });
+    } catch (err) {
+      if (!(err instanceof StorageError)) throw err;
+      this.#log("error", `${err.message} (no final checkpoint; --resume continues from the last one written)`);
+      if (end.reason !== "failed") end = { reason: "failed", error: err };
+    }
+    this.#emit({ type: "end", time: new Date().toISOString(), reason: end.reason, step: this.#step, ...this.#stats.tail() });
     await cleanup();
     if (this.#o.report ?? true) {
       const summary = await buildReport(this.#o.runDir);
@@ -197,11 +204,11 @@ export class RunLoop {
       this.#o.progress.event({ type: "log", time: new Date().toISOString(), level: "info", message: `report: ${summary.files.at(-1)}` });
     }
     return {
-      reason: outcome.reason,
+      reason: end.reason,
       step: this.#step,
       versions: this.#versions(),
       runDir: this.#o.runDir,
-      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+      ...(end.error !== undefined ? { error: end.error } : {}),
     };
   }
 
@@ -223,13 +230,20 @@ export class RunLoop {
     this.#emit(event);
     const { checkpointEvery, steps } = this.#config.run;
     if (checkpointEvery > 0 && this.#step % checkpointEvery === 0 && !this.#done()) {
-      const dir = await writeCheckpoint(this.#o.runDir, this.#engines, {
-        step: this.#step,
-        versions: this.#versions(),
-        scheduler: this.#scheduler!.snapshot(),
-        final: false,
-      });
-      this.#emit({ type: "checkpoint", time: new Date().toISOString(), step: this.#step, version: this.#version(), path: dir });
+      try {
+        const dir = await writeCheckpoint(this.#o.runDir, this.#engines, {
+          step: this.#step,
+          versions: this.#versions(),
+          scheduler: this.#scheduler!.snapshot(),
+          final: false,
+        });
+        this.#emit({ type: "checkpoint", time: new Date().toISOString(), step: this.#step, version: this.#version(), path: dir });
+      } catch (err) {
+        // The step trained and is recorded; only its checkpoint could not be written. Not a step failure.
+        if (!(err instanceof StorageError)) throw err;
+        this.#finish({ reason: "failed", error: err });
+        return;
+      }
     }
     const every = this.#config.eval.every;
     if (every > 0 && this.#step % every === 0 && !this.#stopping) this.#startEval(this.#step);

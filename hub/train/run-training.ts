@@ -15,6 +15,7 @@ import type { RunEvent } from "./events.ts";
 import { prepareEnvironments } from "./prepare-environments.ts";
 import type { ProgressSink } from "./progress.ts";
 import { RunLoop } from "./run-loop.ts";
+import { writeOrStop } from "./storage.ts";
 import { TrainedLedger } from "./trained-ledger.ts";
 import { runStartStage } from "./warm-start.ts";
 
@@ -59,16 +60,17 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunResult> {
   if (checkpoint?.kind === "none") throw new NoCheckpointError(runDir, checkpoint.why);
   const resumed = checkpoint?.kind === "ok" ? checkpoint : undefined;
   if (!o.resume && existsSync(join(runDir, "run.db"))) throw new RunDirInUseError(runDir);
-  mkdirSync(runDir, { recursive: true });
+  writeOrStop(runDir, "create the run directory", () => mkdirSync(runDir, { recursive: true }));
   if (!o.resume) {
     const saved = { ...config, run: { ...config.run, dir: runDir } };
-    writeFileSync(join(runDir, "config.yaml"), `# The resolved config of this run (agentjet train); --resume reads it.\n${stringify(saved)}`);
+    const file = join(runDir, "config.yaml");
+    writeOrStop(file, "write", () => writeFileSync(file, `# The resolved config of this run (agentjet train); --resume reads it.\n${stringify(saved)}`));
   }
 
   const metricsPath = join(runDir, "metrics.jsonl");
   const session = o.resume ? countStarts(metricsPath) : 0;
   const emit = (event: RunEvent): void => {
-    appendFileSync(metricsPath, `${JSON.stringify(event)}\n`);
+    writeOrStop(metricsPath, "append to", () => appendFileSync(metricsPath, `${JSON.stringify(event)}\n`));
     progress.event(event);
     o.onEvent?.(event);
   };
