@@ -28,6 +28,7 @@ interface EpisodeRow {
 describe("fault soak: a misbehaving plugin beside a healthy one", () => {
   it("trains zero bad samples, strands zero episodes, and reports run.db's failure counts", { timeout: 300_000 }, async () => {
     const config = await exampleConfig("quickstart");
+    delete config.warmStart;
     config.run.steps = 4;
     config.run.checkpointEvery = 100;
     config.eval.every = 0;

@@ -20,6 +20,7 @@ interface Trained {
 describe("agentjet train: arith + countdown in one run", () => {
   it("trains every group as the scheduler formed it: one environment, one task, groupSize episodes", { timeout: 240_000 }, async () => {
     const config = await exampleConfig("quickstart");
+    delete config.warmStart;
     config.run.steps = 3;
     config.run.checkpointEvery = 100;
     config.eval.every = 0;

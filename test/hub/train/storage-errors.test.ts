@@ -12,6 +12,7 @@ const state = { step: 1, versions: { main: 1 }, final: false, scheduler: { versi
 
 const small = async () => {
   const config = await exampleConfig("quickstart");
+  delete config.warmStart;
   config.run.steps = 2;
   config.run.checkpointEvery = 1;
   config.eval.every = 0;
