@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { stringify } from "yaml";
 import { describeTokens, resolveAuthTokens } from "../../server/app/auth-tokens.ts";
@@ -68,6 +68,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunResult> {
   }
 
   const metricsPath = join(runDir, "metrics.jsonl");
+  if (resumed && !resumed.state.final) rewindMetrics(metricsPath, resumed.state.step);
   const session = o.resume ? countStarts(metricsPath) : 0;
   const emit = (event: RunEvent): void => {
     writeOrStop(metricsPath, "append to", () => appendFileSync(metricsPath, `${JSON.stringify(event)}\n`));
@@ -99,13 +100,46 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunResult> {
     }
     const pool = new SamplePool(app.agentjet.db);
     const ledger = new TrainedLedger(app.agentjet.db);
-    if (resumed) restorePool(pool, [...engines.keys()], resumed.state.final, resumed.state.scheduler, log);
+    let schedulerState = resumed?.state.scheduler;
+    if (resumed) {
+      restorePool(pool, [...engines.keys()], resumed.state.final, resumed.state.scheduler, log);
+      if (!resumed.state.final && schedulerState) {
+        // After a crash the pool starts afresh, so the groups the checkpoint lists as complete (pooled,
+        // untrained) run again; steps past the checkpoint trained weights that were discarded.
+        schedulerState = { ...schedulerState, doneGroups: [] };
+        ledger.rewindTo(resumed.state.step);
+      }
+    }
     const run = new RunLoop({ ...o, runDir, session }, envs, engines, pool, ledger, emit, log, resumed?.state.step ?? 0);
-    return await run.execute(app, resumed?.state.scheduler, cleanup, cleanups);
+    return await run.execute(app, schedulerState, cleanup, cleanups);
   } catch (err) {
     await cleanup();
     throw err;
   }
+}
+
+/**
+ * After a crash, the steps past the last checkpoint are trained again from its weights: their step,
+ * checkpoint and eval events leave metrics.jsonl, so that it holds one event per step of the lineage.
+ */
+function rewindMetrics(metricsPath: string, step: number): void {
+  if (!existsSync(metricsPath)) return;
+  const kept = readFileSync(metricsPath, "utf8")
+    .split("\n")
+    .filter((line) => {
+      if (line.trim() === "") return false;
+      try {
+        const e = JSON.parse(line) as { type?: string; step?: number };
+        return !(["step", "checkpoint", "eval"].includes(e.type ?? "") && typeof e.step === "number" && e.step > step);
+      } catch {
+        return true;
+      }
+    });
+  const tmp = `${metricsPath}.tmp`;
+  writeOrStop(metricsPath, "rewind", () => {
+    writeFileSync(tmp, kept.map((l) => `${l}\n`).join(""));
+    renameSync(tmp, metricsPath);
+  });
 }
 
 /** How many times the run in this directory has started before (its `start` events). */

@@ -16,6 +16,7 @@ CREATE TABLE IF NOT EXISTS trained_episodes (
 export class TrainedLedger {
   readonly #insert;
   readonly #count;
+  readonly #rewind;
 
   constructor(db: Database) {
     db.exec(SCHEMA);
@@ -23,6 +24,7 @@ export class TrainedLedger {
     this.#insert = db.transaction((policy: string, step: number, ids: readonly string[]) => {
       for (const id of ids) insert.run(policy, id, step);
     });
+    this.#rewind = db.prepare<[number]>("DELETE FROM trained_episodes WHERE step > ?");
     this.#count = db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM trained_episodes WHERE policy = ?");
   }
 
@@ -32,6 +34,14 @@ export class TrainedLedger {
     } catch (err) {
       throw new TrainError("AJ_ERR_TRAIN_TRAINED_TWICE", `policy '${policy}' step ${step}: an episode was already trained on: ${String(err)}`, { cause: err });
     }
+  }
+
+  /**
+   * Forgets what steps after `step` trained: a crashed session's steps past its last checkpoint, whose
+   * weights were discarded, so that the ledger is the lineage of the weights the run continues from.
+   */
+  rewindTo(step: number): number {
+    return this.#rewind.run(step).changes;
   }
 
   count(policy: string): number {

@@ -1,0 +1,57 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { runTraining } from "../../../hub/train/run-training.ts";
+import { removeTempDirs, tempDir } from "../helpers.ts";
+import { exampleConfig, quiet, readEvents } from "./helpers.ts";
+
+afterAll(removeTempDirs);
+
+// Regression (issue 18, item 5): resumed from a periodic checkpoint after a crash, the run dropped the
+// pool yet treated the checkpoint's complete groups as done (never trained), and the ledger and
+// metrics.jsonl held the crashed session's steps past the checkpoint twice.
+describe("agentjet train: --resume after a crash past a periodic checkpoint", () => {
+  it("trains each finished group once in the final weights' lineage; one step event per step", { timeout: 240_000 }, async () => {
+    const config = async () => {
+      const c = await exampleConfig("quickstart");
+      delete c.warmStart;
+      c.run.steps = 4;
+      c.run.checkpointEvery = 2;
+      c.eval.every = 0;
+      c.batching.batchTasks = 3;
+      c.batching.groupSize = 2;
+      c.batching.filterEqualRewards = false;
+      c.clients.concurrency = 4;
+      return c;
+    };
+    const project = tempDir("train-crash");
+    const runDir = join(project, "run");
+    expect((await runTraining({ config: await config(), runDir, projectDir: project, port: 0, progress: quiet, report: false })).reason).toBe("done");
+    // What a kill -9 after step 4 (before its final checkpoint) leaves: latest.json names step 2's periodic checkpoint.
+    const ckpt = join(runDir, "checkpoints");
+    writeFileSync(join(ckpt, "latest.json"), `${JSON.stringify({ checkpoint: "step-000002" })}\n`);
+    const state = JSON.parse(readFileSync(join(ckpt, "step-000002", "state.json"), "utf8")) as { final: boolean; scheduler: { doneGroups: string[] } };
+    expect(state.final).toBe(false);
+
+    const resumed = await runTraining({ config: await config(), runDir, resume: true, projectDir: project, port: 0, progress: quiet, report: false });
+    expect(resumed).toMatchObject({ reason: "done", step: 4 });
+
+    const steps = readEvents(runDir).flatMap((e) => (e.type === "step" ? [e.step] : []));
+    expect(steps).toEqual([1, 2, 3, 4]);
+    const db = new Database(join(runDir, "run.db"), { readonly: true });
+    const rows = db
+      .prepare("SELECT t.step, t.episode_id, e.metadata FROM trained_episodes t JOIN episodes e ON e.episode_id = t.episode_id")
+      .all() as Array<{ step: number; episode_id: string; metadata: string }>;
+    db.close();
+    expect(new Set(rows.map((r) => r.step))).toEqual(new Set([1, 2, 3, 4]));
+    const byGroup = new Map<string, Set<number>>();
+    for (const r of rows) {
+      const g = (JSON.parse(r.metadata) as { groupId: string }).groupId;
+      byGroup.set(g, (byGroup.get(g) ?? new Set()).add(r.step));
+    }
+    for (const [g, s] of byGroup) expect(s.size, g).toBe(1);
+    // The groups step 2's checkpoint listed as complete (pooled, untrained) were trained after the resume.
+    for (const g of state.scheduler.doneGroups) expect(byGroup.has(g), g).toBe(true);
+  });
+});
