@@ -17,6 +17,8 @@ export interface DispatcherDeps {
   infraRetries: number;
   /** False before `start` and after `close`: nothing is dispatched. */
   running: () => boolean;
+  /** False while the trainer wants no new episodes (pool at `maxCachedEpisodes`, a sync under way). */
+  canSchedule: () => boolean;
   /** Runs before each dispatch round (plans batches ahead). */
   beforePump: () => void;
   /** A slot reached done or failed. */
@@ -57,6 +59,8 @@ export class Dispatcher {
       this.#d.beforePump();
       if (this.#paused) return;
       for (;;) {
+        // Checked before each registration: while claims are paused nothing is registered (no junk rows).
+        if (!this.#d.canSchedule() || this.#d.registry.claimsPaused?.()) return;
         let best: { env: EnvLane; slot: Slot; seq: number } | null = null;
         for (const env of this.#d.lanes) {
           let head = env.queue.peek();
@@ -186,7 +190,9 @@ export class Dispatcher {
     const env = slot.env;
     let claim: ClaimOutcome;
     try {
-      await this.#d.registry.register({
+      // A synchronous registry (the in-process store) registers and claims in one turn, so a pause
+      // cannot fall between the two.
+      const registered = this.#d.registry.register({
         episodeId,
         env: env.config.name,
         envVersion: env.config.version,
@@ -195,7 +201,9 @@ export class Dispatcher {
         purpose: slot.purpose,
         agents: slot.seats.agents,
       });
-      claim = await this.#d.registry.claim(episodeId, client.id);
+      if (registered instanceof Promise) await registered;
+      const claimed = this.#d.registry.claim(episodeId, client.id);
+      claim = claimed instanceof Promise ? await claimed : claimed;
     } catch (err) {
       if (slot.episodeId === episodeId && slot.state === "starting") {
         this.failAttempt(slot, { kind: "protocol", message: `registering the episode failed: ${String(err)}` });

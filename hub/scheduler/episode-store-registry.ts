@@ -29,15 +29,16 @@ export function registryFromEpisodeStore(store: EpisodeStore): EpisodeRegistry {
       const state = store.get(episodeId)?.state;
       if (state === "claimed" || state === "registered") store.abort(episodeId, reason);
     },
+    claimsPaused: () => store.claimsPaused(),
     subscribe(listener: (event: RegistryEvent) => void) {
-      const offReclaimed = store.on("reclaimed", (e) => listener({ type: "reclaimed", episodeId: e.episodeId, kind: "reclaimed" }));
-      // The server gave up episodes on its own (a weight sync ran past its timeout): re-run them.
-      const offAborted = store.on("aborted", (e) => {
-        if (e.abortReason?.kind === "abandoned") listener({ type: "reclaimed", episodeId: e.episodeId, kind: "abandoned" });
-      });
+      const offs = [
+        store.on("reclaimed", (e) => listener({ type: "reclaimed", episodeId: e.episodeId, kind: "reclaimed" })),
+        // The server gave up episodes on its own (a weight sync ran past its timeout): re-run them.
+        store.on("abandoned", (e) => listener({ type: "reclaimed", episodeId: e.episodeId, kind: "abandoned" })),
+        store.on("resumed", () => listener({ type: "claims-resumed" })),
+      ];
       return () => {
-        offReclaimed();
-        offAborted();
+        for (const off of offs) off();
       };
     },
   };

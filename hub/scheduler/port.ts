@@ -11,7 +11,8 @@ export interface EpisodeRegistry {
   register(input: EpisodeRegistration): Promise<void> | void;
   /**
    * Claims it for a client and returns one signed key per registered agent. `paused` while claims are
-   * paused for a weight sync: the scheduler retries on `claims-resumed`, or on its next lease tick.
+   * paused for a weight sync (a registry without `claimsPaused`, or a race): the scheduler retries on
+   * `claims-resumed`, or on its next lease tick.
    */
   claim(episodeId: string, clientId: string): Promise<ClaimOutcome> | ClaimOutcome;
   /** Keeps it from idle reclaim. */
@@ -20,6 +21,8 @@ export interface EpisodeRegistry {
   end(episodeId: string, rewards: Record<string, number>, info: Record<string, unknown>, code?: CodeVersion): Promise<void> | void;
   /** Aborts it: its keys stop working and its partial records are discarded. */
   abort(episodeId: string, reason: AbortReason): Promise<void> | void;
+  /** True while claims are paused (a weight sync): the scheduler registers nothing until `claims-resumed`. */
+  claimsPaused?(): boolean;
   /** Store events the scheduler reacts to; returns the unsubscribe function. */
   subscribe?(listener: (event: RegistryEvent) => void): () => void;
 }

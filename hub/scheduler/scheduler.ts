@@ -48,6 +48,14 @@ export interface SchedulerOptions {
   eval?: { every: number; split: string; tasks: number };
   /** State from `snapshot()` of an earlier run (`--resume`). */
   state?: SchedulerStateInput;
+  /** Milliseconds clock for leases (default `Date.now`); the composition root shares one with the store and the coordinator. */
+  now?: () => number;
+  /**
+   * Asked before every registration; false holds dispatch (the coordinator's `canSchedule`: its pool is
+   * at `maxCachedEpisodes`, or a sync is under way). Dispatch goes on at `claims-resumed`, a result, a
+   * client's hello, or the lease tick. Default: always true.
+   */
+  canSchedule?: () => boolean;
   /**
    * Which start of the run this is: 0 the first, k the k-th `--resume` (default 0). A resumed run plans
    * the same slots again; its episode ids carry `-r<k>`, so none repeats an id the episode store holds.
@@ -59,7 +67,7 @@ export interface SchedulerOptions {
  * The cocktail scheduler: mixes tasks of several environments into batches with exact quotas, expands
  * each task into a group, registers every episode attempt with the server's episode store, and routes it
  * to a connected client that has exactly that environment version, spreading by free capacity. A client
- * that goes silent loses its episodes: they are aborted in the store (which discards their partial
+ * whose socket closes, or that goes silent past its lease, loses its episodes: they are aborted in the store (which discards their partial
  * records) and retried elsewhere under a new episode id, so a result can never count twice.
  *
  * This class wires the parts: the client directory and its leases (`client-directory.ts`), batch
@@ -68,6 +76,7 @@ export interface SchedulerOptions {
  */
 export class Scheduler {
   readonly #registry: EpisodeRegistry;
+  readonly #now: () => number;
   readonly #leaseMs: number;
   readonly #heartbeatMs: number;
   readonly #evalEvery: number;
@@ -84,6 +93,7 @@ export class Scheduler {
 
   private constructor(o: SchedulerOptions, tasks: Task[][]) {
     this.#registry = o.registry;
+    this.#now = o.now ?? Date.now;
     this.#leaseMs = o.leaseMs ?? 30_000;
     this.#heartbeatMs = o.heartbeatMs ?? Math.max(1, Math.floor(this.#leaseMs / 3));
     this.#evalEvery = o.eval?.every ?? 0;
@@ -129,6 +139,7 @@ export class Scheduler {
       sessionTag: o.session ? `-r${o.session}` : "",
       infraRetries: o.infraRetries,
       running: () => !this.#closed && this.#timer !== null,
+      canSchedule: o.canSchedule ?? (() => true),
       beforePump: () => this.#planner.plan(this.#closed),
       settle: (slot) => this.#settle(slot),
       emit: (e) => this.#emit(e),
@@ -216,7 +227,7 @@ export class Scheduler {
     // A hello on the client's live socket re-announces its environments (a hot swap): it has not
     // restarted, and an episode it does not list yet may be an assignment still on the wire.
     const reannounce = this.#clients.get(hello.clientId)?.link === link;
-    const { client, isReconnect } = this.#clients.connect(hello, link, Date.now());
+    const { client, isReconnect } = this.#clients.connect(hello, link, this.#now());
     const running = new Set(hello.running);
     const resumed: string[] = [];
     for (const slot of [...client.slots]) {
@@ -235,9 +246,20 @@ export class Scheduler {
     queueMicrotask(() => this.#dispatcher.pump());
   }
 
-  /** The socket closed. The client keeps its episodes for the lease, in case it reconnects. */
+  /**
+   * The socket closed: its episodes are re-queued at once (a dead client costs nothing), and a client
+   * that reconnects is told to cancel them. Its lease still runs, so it keeps its id and counters.
+   */
   disconnect(clientId: string, link: ClientLink): void {
-    if (this.#clients.disconnect(clientId, link, Date.now())) this.#emit({ type: "client", clientId, status: "disconnected" });
+    const client = this.#clients.disconnect(clientId, link, this.#now());
+    if (!client) return;
+    for (const slot of [...client.slots]) {
+      if (slot.state === "running" || slot.state === "starting") {
+        this.#dispatcher.failAttempt(slot, { kind: "client-lost", message: `the connection of '${clientId}' closed` });
+      }
+    }
+    this.#emit({ type: "client", clientId, status: "disconnected" });
+    this.#dispatcher.pump();
   }
 
   /** A message from a connected client (after hello). */
@@ -248,7 +270,7 @@ export class Scheduler {
       if (message.type === "end" || message.type === "abort") this.#counters.staleResults += 1;
       return;
     }
-    this.#clients.seen(client, Date.now());
+    this.#clients.seen(client, this.#now());
     switch (message.type) {
       case "hello":
         return;
@@ -291,7 +313,7 @@ export class Scheduler {
 
   #checkLeases(): void {
     this.#dispatcher.unpause();
-    for (const { client, silentFor } of this.#clients.expire(Date.now(), this.#leaseMs)) {
+    for (const { client, silentFor } of this.#clients.expire(this.#now(), this.#leaseMs)) {
       for (const slot of [...client.slots]) this.#dispatcher.failAttempt(slot, { kind: "client-lost", message: `no heartbeat from '${client.id}' for ${silentFor} ms` });
       this.#emit({ type: "client", clientId: client.id, status: "lost" });
     }

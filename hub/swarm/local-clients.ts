@@ -11,6 +11,8 @@ export async function startLocalClients(options: {
   environments: readonly ClientEnvironment[];
   concurrency: number;
   workflow?: Workflow;
+  /** Each client sends `agree_sync` after every N rewarded episodes (any-client / all-clients); 0 never. */
+  agreeSyncEvery?: number;
   onEvent?: (clientId: string, event: ClientEvent) => void;
 }): Promise<{ clients: SwarmClient[]; stop: () => Promise<void> }> {
   const clients = Array.from({ length: options.count }, (_, i) => {
@@ -22,6 +24,7 @@ export async function startLocalClients(options: {
       environments: options.environments,
       concurrency: options.concurrency,
       ...(options.workflow ? { workflow: options.workflow } : {}),
+      ...(options.agreeSyncEvery ? { agreeSyncEvery: options.agreeSyncEvery } : {}),
       ...(options.onEvent ? { onEvent: (e: ClientEvent) => options.onEvent!(clientId, e) } : {}),
     });
   });

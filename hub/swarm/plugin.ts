@@ -12,8 +12,11 @@ import {
 import type { ClientLink, Scheduler } from "../scheduler/scheduler.ts";
 import { SWARM_ERRORS } from "./errors.ts";
 
+/** Who takes the connections: a `Scheduler`, or the service's relay that outlives runs. */
+export type SwarmHandler = Pick<Scheduler, "connect" | "handle" | "disconnect" | "timing">;
+
 export interface SwarmPluginOptions {
-  scheduler: Scheduler;
+  scheduler: SwarmHandler;
   /** The WebSocket route (default `/swarm`). */
   path?: string;
   /** Largest frame accepted, bytes (default 1 MiB). */

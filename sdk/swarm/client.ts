@@ -44,6 +44,11 @@ export interface SwarmClientOptions {
   /** For the default agent loop's chat calls (default: global fetch). */
   fetch?: typeof fetch;
   onEvent?: (event: ClientEvent) => void;
+  /**
+   * Send `agree_sync` after every N episodes this client ends with rewards (the `any-client` and
+   * `all-clients` batching strategies train when clients agree). Default 0: only a workflow agrees.
+   */
+  agreeSyncEvery?: number;
 }
 
 export type ClientEvent =
@@ -91,6 +96,7 @@ export class SwarmClient {
   #firstWelcome: { resolve: () => void; reject: (err: Error) => void; promise: Promise<void> };
   #fatal: SwarmClientError | null = null;
   readonly #defaultLoop: Workflow;
+  #endedSinceAgree = 0;
 
   constructor(options: SwarmClientOptions) {
     this.#o = options;
@@ -304,6 +310,11 @@ export class SwarmClient {
     if (this.#live) {
       this.#sendRaw(result);
       this.#running.delete(assignment.episodeId);
+    }
+    const every = this.#o.agreeSyncEvery ?? 0;
+    if (every > 0 && result.type === "end" && ++this.#endedSinceAgree >= every) {
+      this.#endedSinceAgree = 0;
+      this.#sendRaw({ type: "agree_sync" });
     }
   }
 

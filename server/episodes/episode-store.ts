@@ -25,6 +25,12 @@ export interface EpisodeStoreEvents {
   aborted: (episode: Episode, calls: CallRecord[]) => void;
   /** An idle claim was returned to `registered`; its partial record is already discarded. */
   reclaimed: (episode: Episode) => void;
+  /** The server gave up a claimed episode (a weight sync's drain timeout); `aborted` fires for it too. */
+  abandoned: (episode: Episode) => void;
+  /** Claims paused (a weight sync starts): `claim` answers `paused` until `resumed`. */
+  paused: () => void;
+  /** Claims resumed: schedulers waiting on the gate go on at once. */
+  resumed: () => void;
 }
 
 export interface EpisodeStoreOptions {
@@ -121,6 +127,9 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
     ended: new Set(),
     aborted: new Set(),
     reclaimed: new Set(),
+    abandoned: new Set(),
+    paused: new Set(),
+    resumed: new Set(),
   };
   let paused = false;
   // Keys already checked (HMAC and payload), so a call pays one map lookup; bounded by clearing.
@@ -362,10 +371,14 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
       return out;
     },
     pauseClaims() {
+      if (paused) return;
       paused = true;
+      emit("paused");
     },
     resumeClaims() {
+      if (!paused) return;
       paused = false;
+      emit("resumed");
     },
     claimsPaused() {
       return paused;
@@ -376,7 +389,11 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
     abandon(episodeIds, message = "abandoned by the server during a weight update") {
       return episodeIds
         .filter((id) => episodes.get(id)?.state === "claimed")
-        .map((id) => store.abort(id, { kind: "abandoned" satisfies FailureKind, message }));
+        .map((id) => {
+          const e = store.abort(id, { kind: "abandoned" satisfies FailureKind, message });
+          emit("abandoned", e);
+          return e;
+        });
     },
     on(event, listener) {
       listeners[event].add(listener);

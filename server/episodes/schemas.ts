@@ -61,3 +61,13 @@ export const AbortBodySchema = z.object({
 
 export const EpisodeParamsSchema = z.object({ id: Id });
 export const ListQuerySchema = z.object({ state: z.enum(["registered", "claimed", "ended", "aborted"]).optional() });
+
+/** `POST /v1/episodes/begin`: a client-driven episode (register + claim in one). */
+export const BeginBodySchema = z.object({
+  taskId: z.string().min(1).max(200),
+  env: z.string().min(1).max(200).optional(),
+  groupId: z.string().min(1).max(200).optional(),
+  agents: z.record(z.string().min(1).max(100), Binding).refine((a) => Object.keys(a).length > 0, "at least one agent").optional(),
+  eval: z.boolean().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});

@@ -27,6 +27,13 @@ export class ClientActivity {
     this.#lastSeen.set(clientId, now);
   }
 
+  /** The client is gone (its connection closed): it no longer counts for `all-clients`. */
+  forget(clientId: string): void {
+    this.#lastSeen.delete(clientId);
+    this.#rewardedSinceSync.delete(clientId);
+    this.#agreed.delete(clientId);
+  }
+
   active(now: number): string[] {
     return [...this.#rewardedSinceSync].filter((c) => now - (this.#lastSeen.get(c) ?? -Infinity) <= this.#idleMs);
   }

@@ -220,6 +220,12 @@ export class TrainingCoordinator {
     this.#activity.touch(clientId, this.#now());
   }
 
+  /** The client's connection closed: it stops counting for `all-clients` at once (not after `clientIdleS`). */
+  forgetClient(clientId: string): void {
+    this.#activity.forget(clientId);
+    this.tick();
+  }
+
   /** Re-checks the strategies; starts a sync when a batch is ready. */
   tick(): void {
     if (this.#stopped) return;

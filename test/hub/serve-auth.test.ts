@@ -37,8 +37,9 @@ describe("agentjet serve and its tokens", () => {
         expect(stdout).toContain(file);
         const tokens = JSON.parse(readFileSync(file, "utf8")) as { adminToken: string; clientTokens: string[] };
         expect(stdout).not.toContain(tokens.adminToken);
-        expect((await fetch(`${url}/v1/server/status`)).status).toBe(401);
-        expect((await fetch(`${url}/v1/server/status`, { headers: { authorization: `Bearer ${tokens.clientTokens[0]}` } })).status).toBe(200);
+        // The service's own route: answered while the engine still boots (run routes say 503 until it rolls).
+        expect((await fetch(`${url}/v1/engine/status`)).status).toBe(401);
+        expect((await fetch(`${url}/v1/engine/status`, { headers: { authorization: `Bearer ${tokens.clientTokens[0]}` } })).status).toBe(200);
       })().finally(() => child.kill("SIGTERM"));
     });
     expect(checked).not.toBeNull();

@@ -32,6 +32,8 @@ Options:
   --watch             Reload the workflow file and re-open edited local plugins (replacing saves
                       included) and announce the new code hash; takes effect on the next episode,
                       without restarting the server; each episode records the hash it ran with
+  --agree-sync-every N  Send agree_sync after every N rewarded episodes: the any-client and all-clients
+                      batching strategies train when clients agree (default 0: never)
   --client-id ID      Kept across restarts so the scheduler re-attaches running episodes (default: random)
   --project DIR       Project whose agentjet.lock and store hold installed environments (default: .)
 
@@ -57,6 +59,7 @@ export const command: Command = {
           workflow: { type: "string" },
           watch: { type: "boolean", default: false },
           "client-id": { type: "string" },
+          "agree-sync-every": { type: "string" },
           project: { type: "string" },
         },
         strict: true,
@@ -69,6 +72,11 @@ export const command: Command = {
     const concurrency = Number(args.concurrency ?? 8);
     if (!server || !Number.isInteger(concurrency) || concurrency < 1) {
       process.stderr.write(`agentjet client: --server is required and --concurrency must be a positive integer\n\n${HELP}\n`);
+      return EXIT.usage;
+    }
+    const agreeEvery = Number(args["agree-sync-every"] ?? 0);
+    if (!Number.isInteger(agreeEvery) || agreeEvery < 0) {
+      process.stderr.write(`agentjet client: --agree-sync-every must be a non-negative integer\n\n${HELP}\n`);
       return EXIT.usage;
     }
     const names = (args.envs ?? "").split(",").map((s) => s.trim()).filter(Boolean);
@@ -95,6 +103,7 @@ export const command: Command = {
       ...(args["client-id"] ? { clientId: args["client-id"] } : {}),
       environments: [...opened.values()],
       concurrency,
+      ...(agreeEvery > 0 ? { agreeSyncEvery: agreeEvery } : {}),
       ...(loader ? { loadWorkflow: loader.load } : {}),
       onEvent: (e) => {
         if (e.type === "connected") log(`connected (${[...opened.values()].map(describeEnv).join(", ")})`);

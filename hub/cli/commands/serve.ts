@@ -1,25 +1,33 @@
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { describeTokens, resolveAuthTokens } from "../../../server/app/auth-tokens.ts";
-import { buildServer } from "../../../server/app/build-server.ts";
+import { describeTokens } from "../../../server/app/auth-tokens.ts";
 import { AuthConfigError } from "../../../server/app/errors.ts";
-import { closeServer } from "../../../server/app/close-server.ts";
 import { formatConfigIssues, loadRunConfig } from "../../../server/config/load-run-config.ts";
+import { TrainingService } from "../../run/service.ts";
 import { type Command, EXIT } from "../command.ts";
 
-const HELP = `Usage: agentjet serve --config <run.yaml> [--host <addr>] [--port <n>] [--run-dir <dir>]
+const HELP = `Usage: agentjet serve [--config <run.yaml>] [--host <addr>] [--port <n>] [--run-dir <dir>]
 
-Starts the swarm server: the OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models), the
-episode routes (/v1/episodes/...) and the tracker that records every call to <run-dir>/run.db.
-Structured logs (JSON, one line each) go to standard output.
+Starts the training server: the OpenAI-compatible API agents call (/v1/chat/completions, /v1/models),
+the episode routes, /swarm for swarm clients, the scheduler and the training coordinator. Every call is
+recorded to <run-dir>/run.db; steps, checkpoints and metrics.jsonl go to the run directory as with
+agentjet train (which is this server plus local clients, progress output and a report).
 
-Options:
-  --config <file>   Run config (YAML), validated before anything starts. Required.
-  --host <addr>     Address to listen on. Default: the config's server.host (127.0.0.1). Anything
-                    but loopback needs tokens set beforehand (see Tokens).
-  --port <n>        Port to listen on; 0 picks a free one. Default: the config's server.port (8700).
-  --run-dir <dir>   Run directory (run.db lives there). Default: the config's run.dir (runs/latest).
-  --log-level <l>   fatal, error, warn, info, debug or trace. Default: info.
-  --help            Show this help.
+  With --config it starts the engine at once and trains as the config says, waiting for clients.
+  Without it the engine is offline until an admin client sends a config and starts it:
+    curl -X POST $URL/v1/engine/config -H "authorization: Bearer $ADMIN" \\
+         -H 'content-type: application/json' -d '{"config": {...}}'
+    curl -X POST $URL/v1/engine/start -H "authorization: Bearer $ADMIN" -H 'content-type: application/json' -d '{}'
+  GET /v1/engine/status shows the state (offline, booting, rolling, draining, syncing), the step and
+  the weight versions; POST /v1/engine/stop stops it cleanly (a checkpoint), /start starts it again
+  and continues from that checkpoint.
+
+Clients, from this machine or others:
+  agentjet client --server http://<this host>:<port> --token $CLIENT --envs <name>   scheduled episodes
+  POST /v1/episodes/begin {"taskId": "..."} -> base_url + one key per agent, then
+  POST /v1/episodes/<id>/end {"rewards": {"main": 1}}                 client-driven episodes
+For clients on other machines listen on a reachable address (--host 0.0.0.0) and give them the
+client token (see README.md, "Two machines").
 
 Tokens: every route but the OpenAI ones (which take episode keys) and /swarm needs
 "Authorization: Bearer <token>". The admin token configures, starts and stops the engine and reads
@@ -28,7 +36,22 @@ connect to /swarm. Each comes from the run config (server.auth.adminToken / clie
 environment, else <run-dir>/tokens.json. With none set, serve generates both into <run-dir>/tokens.json
 (mode 0600) and logs where they are; give the client token to \`agentjet client --token\`. Listening
 beyond loopback (--host 0.0.0.0) is refused until tokens are set, so generate them once on 127.0.0.1
-or set them yourself.
+or set them yourself. The tokens belong to the server: a config sent later does not change them.
+
+Structured logs (JSON, one line each, engine state changes included) go to standard output.
+
+Options:
+  --config <file>    Run config (YAML), validated before anything starts. Default: none (offline).
+  --host <addr>      Address to listen on. Default: the config's server.host, else 127.0.0.1. Anything
+                     but loopback needs tokens set beforehand (see Tokens).
+  --port <n>         Port to listen on; 0 picks a free one. Default: the config's server.port, else 8700.
+  --run-dir <dir>    Run directory (run.db, metrics.jsonl, checkpoints/). Default: the config's run.dir.
+  --project <dir>    Project whose store holds the environments (installed there when missing) and
+                     where relative paths resolve. Default: the current directory.
+  --public-url <u>   How clients reach this server (agents get <u>/v1). Default: the listen address,
+                     or this machine's host name when listening on 0.0.0.0.
+  --log-level <l>    fatal, error, warn, info, debug or trace. Default: info.
+  --help             Show this help.
 
 Environment:
   AGENTJET_ADMIN_TOKEN  The admin token, when the config has no server.auth.adminToken.
@@ -39,11 +62,12 @@ Environment:
 
 Examples:
   agentjet serve --config run.yaml
-  agentjet serve --config run.yaml --port 9000 --run-dir runs/exp1`;
+  agentjet serve --port 8700 --run-dir runs/exp1          # then configure and start it over HTTP
+  agentjet serve --config run.yaml --host 0.0.0.0 --public-url http://gpu-box:8700`;
 
 export const command: Command = {
   name: "serve",
-  summary: "Start the swarm server (OpenAI-compatible API, episodes, call recording)",
+  summary: "Start the training server (OpenAI-compatible API, /swarm, scheduler, trainer); with no config it waits for one",
   help: HELP,
   async run(argv) {
     let values;
@@ -55,16 +79,14 @@ export const command: Command = {
           host: { type: "string" },
           port: { type: "string" },
           "run-dir": { type: "string" },
+          "public-url": { type: "string" },
+          project: { type: "string" },
           "log-level": { type: "string", default: "info" },
         },
         strict: true,
       }));
     } catch (err) {
       console.error(`agentjet serve: ${(err as Error).message}\n\n${HELP}`);
-      return EXIT.usage;
-    }
-    if (!values.config) {
-      console.error(`agentjet serve: --config is required\n\n${HELP}`);
       return EXIT.usage;
     }
     const port = values.port === undefined ? undefined : Number(values.port);
@@ -77,33 +99,63 @@ export const command: Command = {
       console.error(`agentjet serve: --log-level must be one of ${levels.join(", ")}`);
       return EXIT.usage;
     }
-    const loaded = await loadRunConfig(values.config);
-    if (loaded.kind !== "ok") {
-      console.error(`agentjet serve: invalid run config\n${formatConfigIssues(loaded)}`);
-      return loaded.kind === "unreadable" ? EXIT.notFound : EXIT.usage;
+    let config;
+    if (values.config !== undefined) {
+      const loaded = await loadRunConfig(values.config);
+      if (loaded.kind !== "ok") {
+        console.error(`agentjet serve: invalid run config\n${formatConfigIssues(loaded)}`);
+        return loaded.kind === "unreadable" ? EXIT.notFound : EXIT.usage;
+      }
+      config = loaded.config;
     }
-    const config = loaded.config;
-    const runDir = values["run-dir"] ?? config.run.dir;
-    const host = values.host ?? config.server.host;
-    let auth;
+    let service: TrainingService;
     try {
-      auth = resolveAuthTokens({ auth: config.server.auth, runDir, host });
+      service = await TrainingService.listen({
+        host: values.host ?? config?.server.host ?? "127.0.0.1",
+        port: port ?? config?.server.port ?? 8700,
+        projectDir: resolve(values.project ?? "."),
+        ...(values["run-dir"] !== undefined ? { runDir: values["run-dir"] } : {}),
+        ...(values["public-url"] !== undefined ? { publicUrl: values["public-url"] } : {}),
+        ...(config ? { config } : {}),
+        logger: { level: values["log-level"] },
+        run: { report: false },
+      });
     } catch (err) {
-      if (!(err instanceof AuthConfigError)) throw err;
-      console.error(`agentjet serve: ${err.code}: ${err.message}`);
-      return EXIT.usage;
+      if (err instanceof AuthConfigError) {
+        console.error(`agentjet serve: ${err.code}: ${err.message}`);
+        return EXIT.usage;
+      }
+      if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
+        console.error(`agentjet serve: the port is in use (${(err as Error).message}); pick another with --port, or --port 0 for a free one`);
+        return EXIT.failure;
+      }
+      throw err;
     }
-    const app = await buildServer({ config, runDir, auth, logger: { level: values["log-level"] } });
-    const address = await app.listen({ host, port: port ?? config.server.port });
-    app.log.info({ address, runDir, policies: Object.keys(config.policies), frozen: Object.keys(config.frozen) }, "agentjet server listening");
-    app.log.info({ tokens: auth.file, admin: auth.sources.admin, client: auth.sources.client }, describeTokens(auth));
-    return await new Promise<number>((resolve) => {
+    const tokens = service.tokens();
+    service.app.log.info({ url: service.origin(), tokens: tokens.file, admin: tokens.sources.admin, client: tokens.sources.client }, describeTokens(tokens));
+    // Signals are heard from here on, booting included: a stop while the engine boots is clean too.
+    let stopping = false;
+    const stopped = new Promise<number>((resolve) => {
       const stop = (signal: NodeJS.Signals): void => {
-        app.log.info({ signal }, "shutting down");
-        void closeServer(app).then(() => resolve(EXIT.interrupted));
+        stopping = true;
+        service.app.log.info({ signal }, "shutting down");
+        void service.close().then(() => resolve(EXIT.interrupted));
       };
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
     });
+    if (config) {
+      try {
+        await service.start();
+      } catch (err) {
+        if (stopping) return await stopped;
+        console.error(`agentjet serve: the engine did not start: ${err instanceof Error ? err.message : String(err)}`);
+        await service.close();
+        return EXIT.failure;
+      }
+    } else {
+      service.app.log.info({ url: service.origin() }, "engine offline: POST /v1/engine/config then /v1/engine/start");
+    }
+    return await stopped;
   },
 };

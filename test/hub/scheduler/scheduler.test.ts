@@ -110,22 +110,41 @@ describe("Scheduler", () => {
     expect(events.some((e) => e.type === "client" && e.clientId === "dead" && e.status === "lost")).toBe(true);
   });
 
-  it("re-attaches running episodes when a client reconnects within its lease", async () => {
-    const { scheduler, batches } = await make({ maxBatches: 1, leaseMs: 5000 });
+  it("re-queues a disconnected client's episodes at once (not after the lease); its reconnect is told to cancel them", async () => {
+    const { scheduler, batches, registry } = await make({ maxBatches: 1, leaseMs: 60_000 });
     scheduler.start();
     const c = new SimClient(scheduler, "c", both, 8);
     c.hello();
     await until(() => c.open().length === 4);
     const running = c.open();
     c.disconnect();
+    expect(registry.aborted.filter((a) => a.reason.kind === "client-lost")).toHaveLength(4);
+    expect(scheduler.stats()).toMatchObject({ inFlight: 0, lost: 4, queued: 4 });
     const again = new SimClient(scheduler, "c", both, 8);
-    again.hello([...running.map((a) => a.episodeId), "b9-g9-m9-t0"]);
+    again.hello(running.map((a) => a.episodeId));
     const welcome = again.inbox[0]!;
-    expect(welcome.type === "welcome" && welcome.resumed.sort()).toEqual(running.map((a) => a.episodeId).sort());
-    expect(again.inbox.some((m) => m.type === "cancel" && m.episodeId === "b9-g9-m9-t0")).toBe(true);
-    for (const a of running) again.end(a);
-    await until(() => batches().length === 1);
-    expect(batches()[0]!.groups.flatMap((g) => g.episodes).every((e) => e.attempt === 0)).toBe(true);
+    expect(welcome.type === "welcome" && welcome.resumed).toEqual([]);
+    expect(again.inbox.filter((m) => m.type === "cancel").map((m) => m.type === "cancel" && m.episodeId).sort()).toEqual(running.map((a) => a.episodeId).sort());
+    await drive([again], () => batches().length === 1);
+    expect(batches()[0]!.groups.flatMap((g) => g.episodes).every((e) => e.attempt === 1)).toBe(true);
+  });
+
+  it("registers nothing while the store's claims are paused or canSchedule says no", async () => {
+    let open = false;
+    const { scheduler, registry } = await make({ maxBatches: 1, canSchedule: () => open });
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    await settle();
+    expect(registry.episodes.size).toBe(0);
+    open = true;
+    registry.paused = true;
+    c.heartbeat();
+    await settle();
+    expect(registry.episodes.size).toBe(0);
+    registry.resumeClaims();
+    await until(() => c.open().length === 4);
+    expect(registry.aborted).toHaveLength(0);
   });
 
   it("retries infra failures up to infraRetries, then fails the group, counts it and replaces it", async () => {

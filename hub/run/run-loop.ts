@@ -1,24 +1,54 @@
-import type { AddressInfo } from "node:net";
-import type { buildServer } from "../../server/app/build-server.ts";
 import type { RunConfig } from "../../server/config/run-config.ts";
 import type { Engine } from "../../server/engines/engine.ts";
-import { createEpisodeStorePort } from "../../server/episodes/episode-store-port.ts";
-import { type SamplePool, selectTrainingConfig, type StepReport, TrainingCoordinator } from "../../server/training/index.ts";
+import type { CoordinatorPhase, SamplePool, StepReport, TrainingCoordinator } from "../../server/training/index.ts";
 import { buildReport } from "../report/build-report.ts";
-import { registryFromEpisodeStore, Scheduler, schedulerOptionsFromRunConfig, sharesAt } from "../scheduler/index.ts";
-import type { SchedulerState } from "../scheduler/state.ts";
-import { swarmPlugin } from "../swarm/index.ts";
+import { type Scheduler, sharesAt } from "../scheduler/index.ts";
 import { startLocalClients } from "../swarm/local-clients.ts";
-import { writeCheckpoint } from "./checkpoint.ts";
-import { NoProgressError, StorageError } from "./errors.ts";
-import { explainFiltered } from "./explain-filtered.ts";
-import { evaluateSkill } from "./evaluate-skill.ts";
-import type { EvalEvent, RunEvent } from "./events.ts";
-import type { PreparedEnvironment } from "./prepare-environments.ts";
-import type { FillStatus } from "./progress.ts";
-import type { RunResult, RunTrainingOptions } from "./run-training.ts";
-import { episodeEndEvent, StepStats } from "./step-stats.ts";
-import type { TrainedLedger } from "./trained-ledger.ts";
+import { writeCheckpoint } from "../train/checkpoint.ts";
+import { NoProgressError, StorageError } from "../train/errors.ts";
+import { evaluateSkill } from "../train/evaluate-skill.ts";
+import type { EvalEvent, RunEvent } from "../train/events.ts";
+import { explainFiltered } from "../train/explain-filtered.ts";
+import type { PreparedEnvironment } from "../train/prepare-environments.ts";
+import type { FillStatus, ProgressSink } from "../train/progress.ts";
+import { episodeEndEvent, StepStats } from "../train/step-stats.ts";
+import type { TrainedLedger } from "../train/trained-ledger.ts";
+import type { AssembledRun } from "./assemble-run.ts";
+
+export interface RunResult {
+  reason: "done" | "interrupted" | "failed";
+  step: number;
+  versions: Record<string, number>;
+  runDir: string;
+  error?: unknown;
+}
+
+export interface RunLoopOptions {
+  config: RunConfig;
+  runDir: string;
+  /** This start resumes an earlier one (the start event says from which step). */
+  resume: boolean;
+  /** The step the run continues from (0 on a first start). */
+  step: number;
+  envs: readonly PreparedEnvironment[];
+  progress: ProgressSink;
+  emit: (event: RunEvent) => void;
+  log: (level: "info" | "warn" | "error", message: string) => void;
+  /** Where clients reach the service (`http://host:port`). */
+  origin: () => string;
+  /** The service's loopback address; local clients connect there. */
+  localOrigin: () => string;
+  /** The token local clients connect with (a client token of the service, else its admin token). */
+  clientToken: string | null;
+  /** In-process swarm clients (`agentjet train`: `clients.local`; `agentjet serve`: 0). */
+  localClients: number;
+  /** Hands the scheduler to the service's `/swarm` route; returns the detach function. */
+  attach: (scheduler: Scheduler, coordinator: TrainingCoordinator) => () => void;
+  /** Aborting it stops the run cleanly (Ctrl-C). */
+  signal?: AbortSignal;
+  /** Write report.html at the end (default true). */
+  report?: boolean;
+}
 
 /** Syncs in a row with nothing trained (every group filtered) before the run gives up. */
 const MAX_IDLE_SYNCS = 50;
@@ -27,16 +57,17 @@ type Emit = (event: RunEvent) => void;
 type Log = (level: "info" | "warn" | "error", message: string) => void;
 
 /**
- * One start of a run, once runTraining has built the server and restored what it resumes: starts the
+ * One start of a run, once `openRun` has assembled it and restored what it resumes: starts the
  * coordinator, the scheduler and the local clients, turns each sync into a step (ledger, step event,
  * checkpoint, evaluation), and owns the stop sequence.
  */
 export class RunLoop {
-  readonly #o: RunTrainingOptions & { runDir: string; session: number };
-  readonly #envs: PreparedEnvironment[];
+  readonly #o: RunLoopOptions;
+  readonly #envs: readonly PreparedEnvironment[];
   readonly #engines: ReadonlyMap<string, Engine>;
   readonly #pool: SamplePool;
   readonly #ledger: TrainedLedger;
+  readonly #coordinator: TrainingCoordinator;
   readonly #emit: Emit;
   readonly #log: Log;
   readonly #stats: StepStats;
@@ -45,29 +76,47 @@ export class RunLoop {
   #idleSyncs = 0;
   #stopping = false;
   #finish: (result: { reason: RunResult["reason"]; error?: unknown }) => void = () => undefined;
-  #scheduler: Scheduler | null = null;
+  readonly #scheduler: Scheduler;
   #lastFill = 0;
   #stepTimes: number[] = [];
 
-  constructor(
-    o: RunTrainingOptions & { runDir: string; session: number },
-    envs: PreparedEnvironment[],
-    engines: ReadonlyMap<string, Engine>,
-    pool: SamplePool,
-    ledger: TrainedLedger,
-    emit: Emit,
-    log: Log,
-    step: number,
-  ) {
+  constructor(o: RunLoopOptions, run: AssembledRun) {
     this.#o = o;
-    this.#envs = envs;
-    this.#engines = engines;
-    this.#pool = pool;
-    this.#ledger = ledger;
-    this.#emit = emit;
-    this.#log = log;
-    this.#step = step;
-    this.#stats = new StepStats(new Map(envs.map((e) => [e.name, e.installed.manifest.reward.max])));
+    this.#envs = o.envs;
+    this.#engines = run.engines;
+    this.#pool = run.pool;
+    this.#ledger = run.ledger;
+    this.#coordinator = run.coordinator;
+    this.#scheduler = run.scheduler;
+    this.#emit = o.emit;
+    this.#log = o.log;
+    this.#step = o.step;
+    this.#stats = new StepStats(new Map(o.envs.map((e) => [e.name, e.installed.manifest.reward.max])));
+    const { policies, frozen } = run.app.agentjet;
+    this.#evaluate = (step) => evaluateSkill({ envs: [...o.envs], config: o.config, policies, frozen, step, stage: "rl" });
+  }
+
+  /** The coordinator's phase while the run goes; "stopping" once its stop sequence began. */
+  phase(): CoordinatorPhase | "stopping" {
+    return this.#stopping ? "stopping" : this.#coordinator.phase();
+  }
+
+  step(): number {
+    return this.#step;
+  }
+
+  versions(): Record<string, number> {
+    return this.#versions();
+  }
+
+  /** Scheduled episodes in flight. */
+  inFlight(): number {
+    return this.#scheduler.stats().inFlight;
+  }
+
+  /** Stops the run cleanly (as Ctrl-C does): `execute` resolves with reason "interrupted". */
+  stop(): void {
+    this.#finish({ reason: "interrupted" });
   }
 
   get #config(): RunConfig {
@@ -86,44 +135,12 @@ export class RunLoop {
     return this.#version() >= this.#config.run.steps;
   }
 
-  async execute(
-    app: Awaited<ReturnType<typeof buildServer>>,
-    schedulerState: SchedulerState | undefined,
-    cleanup: () => Promise<void>,
-    cleanups: Array<() => Promise<void>>,
-  ): Promise<RunResult> {
+  /** Runs until done, stopped or failed; `cleanup` closes what `openRun` opened, `cleanups` collects more. */
+  async execute(cleanup: () => Promise<void>, cleanups: Array<() => Promise<void>>): Promise<RunResult> {
     const config = this.#config;
     const finished = new Promise<{ reason: RunResult["reason"]; error?: unknown }>((r) => (this.#finish = r));
-    const store = app.agentjet.store;
-    const coordinator: TrainingCoordinator = new TrainingCoordinator({
-      store: createEpisodeStorePort(store),
-      engines: Object.fromEntries(this.#engines),
-      pool: this.#pool,
-      config: selectTrainingConfig(config),
-      onSync: (reports) => this.#onSync(reports, coordinator),
-      onWarning: (m) => this.#log("warn", m),
-      onError: (err) => this.#log("error", `training step failed: ${err instanceof Error ? err.message : String(err)}`),
-    });
-
-    const byName = new Map(this.#envs.map((e) => [e.name, e]));
-    const options = schedulerOptionsFromRunConfig(config, {
-      resolve: (name) => {
-        const e = byName.get(name)!;
-        return { version: e.installed.version, hash: e.installed.sha256, agents: e.installed.manifest.agents };
-      },
-      loadTasks: (env, split) => byName.get(env)!.runtime.listTasks(split),
-      registry: registryFromEpisodeStore(store),
-      baseUrl: () => `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`,
-      ...(schedulerState ? { state: schedulerState } : {}),
-    });
-    options.session = this.#o.session;
-    // The run ends on weight versions, not batches (filtered batches train nothing), and evaluates on steps.
-    delete options.maxBatches;
-    delete options.eval;
-    const scheduler = await Scheduler.create(options);
-    this.#scheduler = scheduler;
-    const { policies, frozen } = app.agentjet;
-    this.#evaluate = (step) => evaluateSkill({ envs: this.#envs, config, policies, frozen, step, stage: "rl" });
+    const coordinator = this.#coordinator;
+    const scheduler = this.#scheduler;
     let batchesSinceStep = 0;
     scheduler.subscribe((e) => {
       this.#stats.observe(e);
@@ -134,26 +151,24 @@ export class RunLoop {
         this.#emit(episodeEndEvent(e, this.#step));
         this.#showFill(coordinator.phase());
       }
-      if (e.type === "group-failed") coordinator.discardGroup(e.env, e.groupId);
-      if (e.type === "env-mismatch") this.#log("warn", `client '${e.clientId}': ${e.message}`);
     });
     this.#batchReset = () => (batchesSinceStep = 0);
-    await app.register(swarmPlugin, { scheduler });
-    await app.listen({ host: config.server.host, port: this.#o.port ?? config.server.port });
-    const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const detach = this.#o.attach(scheduler, coordinator);
     coordinator.start();
     scheduler.start();
     cleanups.push(async () => {
+      detach();
       await scheduler.close();
       await coordinator.stop();
     });
-    const { auth } = app.agentjet;
+    const origin = this.#o.origin();
     const clients = await startLocalClients({
-      url: origin,
-      token: auth.clientTokens[0] ?? auth.adminToken,
-      count: config.clients.local,
+      url: this.#o.localOrigin(),
+      token: this.#o.clientToken,
+      count: this.#o.localClients,
       environments: this.#envs.map((e) => ({ runtime: e.runtime, hash: e.installed.sha256, dev: e.dev })),
       concurrency: config.clients.concurrency,
+      agreeSyncEvery: agreeSyncEvery(config, this.#o.localClients),
     });
     cleanups.push(clients.stop);
 
@@ -166,7 +181,12 @@ export class RunLoop {
       policies: [...this.#engines.keys()],
       environments: this.#envs.map((e) => e.name),
     });
-    this.#log("info", `server ${origin}/v1, ${config.clients.local} local client(s) x ${config.clients.concurrency} episodes`);
+    this.#log(
+      "info",
+      this.#o.localClients > 0
+        ? `server ${origin}/v1, ${this.#o.localClients} local client(s) x ${config.clients.concurrency} episodes`
+        : `server ${origin}/v1, waiting for clients (agentjet client --server ${origin}, or POST /v1/episodes/begin)`,
+    );
     if (config.eval.every > 0 && this.#step === 0) this.#startEval(0);
     if (this.#done()) this.#finish({ reason: "done" });
 
@@ -182,6 +202,8 @@ export class RunLoop {
 
     // Stop order: no new episodes or results, then no new steps, then the final checkpoint.
     const snapshot = scheduler.snapshot();
+    // Detached first: closing the scheduler then leaves the clients' sockets open for the next run.
+    detach();
     await scheduler.close();
     await clients.stop();
     await coordinator.stop();
@@ -201,6 +223,8 @@ export class RunLoop {
       const summary = await buildReport(this.#o.runDir);
       for (const line of [...summary.skill.headline, ...summary.skill.warnings.map((w) => `warning: ${w}`)])
         this.#o.progress.event({ type: "log", time: new Date().toISOString(), level: "info", message: line });
+      for (const line of [...summary.skill.headline, ...summary.skill.warnings.map((w) => `warning: ${w}`)])
+        this.#o.progress.event({ type: "log", time: new Date().toISOString(), level: "info", message: line });
       this.#o.progress.event({ type: "log", time: new Date().toISOString(), level: "info", message: `report: ${summary.files.at(-1)}` });
     }
     return {
@@ -213,9 +237,11 @@ export class RunLoop {
   }
 
   #batchReset: () => void = () => undefined;
-  #evaluate: (step: number) => Promise<EvalEvent[]> = async () => [];
+  readonly #evaluate: (step: number) => Promise<EvalEvent[]>;
 
-  async #onSync(reports: StepReport[], coordinator: TrainingCoordinator): Promise<void> {
+  /** The coordinator's `onSync` (assembleRun binds it here). */
+  async onSync(reports: StepReport[]): Promise<void> {
+    const coordinator = this.#coordinator;
     const trained = reports.filter((r) => r.outcome === "trained");
     if (trained.length === 0) {
       if (++this.#idleSyncs % 10 === 0) this.#log("warn", `${this.#idleSyncs} batches in a row trained nothing: ${explainFiltered(reports)}`);
@@ -234,7 +260,7 @@ export class RunLoop {
         const dir = await writeCheckpoint(this.#o.runDir, this.#engines, {
           step: this.#step,
           versions: this.#versions(),
-          scheduler: this.#scheduler!.snapshot(),
+          scheduler: this.#scheduler.snapshot(),
           final: false,
         });
         this.#emit({ type: "checkpoint", time: new Date().toISOString(), step: this.#step, version: this.#version(), path: dir });
@@ -293,4 +319,14 @@ export class RunLoop {
       etaS: perStep === null ? null : ((config.run.steps - this.#step) * perStep) / 1000,
     });
   }
+}
+
+/**
+ * Local clients agree to sync (any-client / all-clients) once they have played their share of a batch;
+ * the other strategies decide on the pool alone.
+ */
+function agreeSyncEvery(config: RunConfig, clients: number): number {
+  const { strategy, batchTasks, groupSize } = config.batching;
+  if (strategy !== "any-client" && strategy !== "all-clients") return 0;
+  return Math.max(1, Math.ceil((batchTasks * groupSize) / Math.max(1, clients)));
 }

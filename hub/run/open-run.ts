@@ -1,0 +1,218 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { stringify } from "yaml";
+import type { FastifyInstance } from "fastify";
+import type { AuthTokens } from "../../server/app/auth.ts";
+import type { RunConfig } from "../../server/config/run-config.ts";
+import type { Engine } from "../../server/engines/engine.ts";
+import type { SamplePool, TrainingCoordinator } from "../../server/training/index.ts";
+import { readMetrics } from "../report/read-metrics.ts";
+import type { SchedulerState } from "../scheduler/state.ts";
+import { policyCheckpointDir, readLatestCheckpoint } from "../train/checkpoint.ts";
+import { NoCheckpointError, RunDirInUseError } from "../train/errors.ts";
+import type { RunEvent } from "../train/events.ts";
+import { prepareEnvironments } from "../train/prepare-environments.ts";
+import { writeOrStop } from "../train/storage.ts";
+import { runStartStage } from "../train/warm-start.ts";
+import type { ProgressSink } from "../train/progress.ts";
+import { assembleRun } from "./assemble-run.ts";
+import { RunLoop, type RunLoopOptions, type RunResult } from "./run-loop.ts";
+
+export interface OpenRunOptions {
+  /** The validated run config; with `resume`, the one saved in the run directory. */
+  config: RunConfig;
+  runDir: string;
+  /** Continue the run in `runDir` from its newest checkpoint. */
+  resume?: boolean;
+  /** Where environments are installed (`.agentjet/`, agentjet.lock) and relative `options.data` resolves. */
+  projectDir: string;
+  progress: ProgressSink;
+  /** Every event, after it is written to metrics.jsonl. */
+  onEvent?: (event: RunEvent) => void;
+  /** Write report.html at the end (default true). */
+  report?: boolean;
+  /** In-process swarm clients (default `config.clients.local`). */
+  localClients?: number;
+  /** Aborting it stops the run cleanly. */
+  signal?: AbortSignal;
+  /** One clock for the store, the scheduler and the coordinator (default `Date.now`). */
+  now?: () => number;
+  /** Engines by policy name instead of building them from the config (tests). */
+  engines?: Record<string, Engine>;
+}
+
+/** A run that is going: its server, its loop, and the promise of how it ends (its stop sequence included). */
+export interface OpenedRun {
+  /** The run's routes (OpenAI, episodes); the service forwards requests to it. */
+  app: FastifyInstance;
+  coordinator: TrainingCoordinator;
+  loop: RunLoop;
+  finished: Promise<RunResult>;
+}
+
+/**
+ * Prepares one start of a run and starts it: the run directory (config.yaml, metrics.jsonl), the
+ * environments, the parts from `assembleRun`, what `--resume` restores (weights, pool, scheduler
+ * state), then the run loop. The service calls it with its origin and its `/swarm` relay.
+ */
+export async function openRun(
+  o: OpenRunOptions,
+  service: {
+    /** Where clients reach the service; agents get `<origin>/v1`. */
+    origin: () => string;
+    /** The loopback address of the listening socket (local clients). */
+    localOrigin: () => string;
+    attach: RunLoopOptions["attach"];
+    /** The service's control-plane tokens: the run's routes accept the same. */
+    tokens: AuthTokens;
+    /** Where the tokens are, for the run's log. */
+    tokensNote?: string;
+    /** Where the run's events go besides metrics.jsonl and `progress` (the service's log). */
+    log?: (level: "info" | "warn" | "error", message: string, fields?: Record<string, unknown>) => void;
+  },
+): Promise<OpenedRun> {
+  const { config, progress } = o;
+  const runDir = resolve(o.runDir);
+  const checkpoint = o.resume ? readLatestCheckpoint(runDir) : undefined;
+  if (checkpoint?.kind === "none") throw new NoCheckpointError(runDir, checkpoint.why);
+  const resumed = checkpoint?.kind === "ok" ? checkpoint : undefined;
+  if (!o.resume && existsSync(join(runDir, "run.db"))) throw new RunDirInUseError(runDir);
+  writeOrStop(runDir, "create the run directory", () => mkdirSync(runDir, { recursive: true }));
+  if (!o.resume) {
+    const saved = { ...config, run: { ...config.run, dir: runDir } };
+    const file = join(runDir, "config.yaml");
+    writeOrStop(file, "write", () => writeFileSync(file, `# The resolved config of this run (agentjet train); --resume reads it.\n${stringify(saved)}`));
+  }
+
+  const metricsPath = join(runDir, "metrics.jsonl");
+  if (resumed && !resumed.state.final) rewindMetrics(metricsPath, resumed.state.step);
+  const session = o.resume ? countStarts(metricsPath) : 0;
+  const emit = (event: RunEvent): void => {
+    writeOrStop(metricsPath, "append to", () => appendFileSync(metricsPath, `${JSON.stringify(event)}\n`));
+    progress.event(event);
+    o.onEvent?.(event);
+    if (event.type === "log") service.log?.(event.level, event.message);
+    else service.log?.("info", `run ${event.type}`, { event });
+  };
+  const log = (level: "info" | "warn" | "error", message: string): void =>
+    emit({ type: "log", time: new Date().toISOString(), level, message });
+
+  if (service.tokensNote) {
+    // The run's record (metrics.jsonl, progress) only: the service says it in its own log when it is ready.
+    const note: RunEvent = { type: "log", time: new Date().toISOString(), level: "info", message: service.tokensNote };
+    writeOrStop(metricsPath, "append to", () => appendFileSync(metricsPath, `${JSON.stringify(note)}\n`));
+    progress.event(note);
+    o.onEvent?.(note);
+  }
+  const envs = await prepareEnvironments(config, { projectDir: o.projectDir, maxInstances: config.clients.concurrency, log: (m) => log("info", m) });
+  const cleanups: Array<() => Promise<void>> = [async () => void (await Promise.all(envs.map((e) => e.runtime.close())))];
+  const cleanup = async (): Promise<void> => {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+    cleanups.length = 0;
+  };
+  try {
+    let loop: RunLoop | null = null;
+    const run = await assembleRun({
+      config,
+      runDir,
+      envs,
+      baseUrl: () => `${service.origin()}/v1`,
+      session,
+      ...(resumed ? { schedulerState: resumedSchedulerState(resumed.state) } : {}),
+      ...(o.now ? { now: o.now } : {}),
+      ...(o.engines ? { engines: o.engines } : {}),
+      auth: service.tokens,
+      onSync: (reports) => loop?.onSync(reports),
+      log,
+    });
+    cleanups.push(() => run.app.close());
+    if (resumed) {
+      for (const [name, engine] of run.engines) await engine.load(policyCheckpointDir(resumed.dir, name));
+      restorePool(run.pool, [...run.engines.keys()], resumed.state.final, resumed.state.scheduler, log);
+      if (!resumed.state.final) run.ledger.rewindTo(resumed.state.step);
+    } else {
+      const { policies, frozen } = run.app.agentjet;
+      await runStartStage({ config, runDir, projectDir: o.projectDir, envs, policies, frozen, emit, log, ...(o.signal ? { signal: o.signal } : {}) });
+    }
+    loop = new RunLoop(
+      {
+        config,
+        runDir,
+        resume: o.resume ?? false,
+        step: resumed?.state.step ?? 0,
+        envs,
+        progress,
+        emit,
+        log,
+        origin: service.origin,
+        localOrigin: service.localOrigin,
+        localClients: o.localClients ?? config.clients.local,
+        clientToken: service.tokens.clientTokens[0] ?? service.tokens.adminToken,
+        attach: service.attach,
+        ...(o.signal ? { signal: o.signal } : {}),
+        ...(o.report !== undefined ? { report: o.report } : {}),
+      },
+      run,
+    );
+    const finished = loop.execute(cleanup, cleanups).catch(async (err: unknown) => {
+      await cleanup();
+      throw err;
+    });
+    return { app: run.app, coordinator: run.coordinator, loop, finished };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
+
+/**
+ * After a crash the pool starts afresh, so the groups the checkpoint lists as complete (pooled,
+ * untrained) run again; steps past the checkpoint trained weights that were discarded.
+ */
+function resumedSchedulerState(state: { final: boolean; scheduler: SchedulerState }): SchedulerState {
+  return state.final ? state.scheduler : { ...state.scheduler, doneGroups: [] };
+}
+
+/**
+ * After a crash, the steps past the last checkpoint are trained again from its weights: their step,
+ * checkpoint and eval events leave metrics.jsonl, so that it holds one event per step of the lineage.
+ */
+function rewindMetrics(metricsPath: string, step: number): void {
+  if (!existsSync(metricsPath)) return;
+  const kept = readFileSync(metricsPath, "utf8")
+    .split("\n")
+    .filter((line) => {
+      if (line.trim() === "") return false;
+      try {
+        const e = JSON.parse(line) as { type?: string; step?: number };
+        return !(["step", "checkpoint", "eval"].includes(e.type ?? "") && typeof e.step === "number" && e.step > step);
+      } catch {
+        return true;
+      }
+    });
+  const tmp = `${metricsPath}.tmp`;
+  writeOrStop(metricsPath, "rewind", () => {
+    writeFileSync(tmp, kept.map((l) => `${l}\n`).join(""));
+    renameSync(tmp, metricsPath);
+  });
+}
+
+/** How many times the run in this directory has started before (its `start` events). */
+function countStarts(metricsPath: string): number {
+  return existsSync(metricsPath) ? readMetrics(metricsPath).events.filter((e) => e.type === "start").length : 0;
+}
+
+/** A clean stop leaves exactly the pool the checkpoint expects, less the partial groups that run again; after a crash the pool starts afresh. */
+function restorePool(
+  pool: SamplePool,
+  policies: readonly string[],
+  final: boolean,
+  state: SchedulerState,
+  log: (level: "info" | "warn", message: string) => void,
+): void {
+  for (const policy of policies) {
+    const drop = final ? state.partialEpisodes : [...new Set(pool.entries(policy).map((e) => e.episodeId))];
+    pool.remove(policy, drop);
+  }
+  if (!final) log("warn", "the run did not stop cleanly: resuming from its last periodic checkpoint; untrained episodes after it are played again");
+}

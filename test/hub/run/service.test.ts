@@ -1,0 +1,92 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { TrainingService } from "../../../hub/run/service.ts";
+import { removeTempDirs, tempDir } from "../helpers.ts";
+import { call, smallConfig, waitFor } from "./helpers.ts";
+
+afterAll(removeTempDirs);
+const open: TrainingService[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+async function offlineService() {
+  const project = tempDir("svc");
+  const service = await TrainingService.listen({ host: "127.0.0.1", port: 0, projectDir: project, runDir: join(project, "run"), log: () => undefined });
+  open.push(service);
+  const { adminToken, clientTokens } = service.tokens();
+  return { service, project, url: service.origin(), admin: adminToken, client: clientTokens[0]! };
+}
+
+/** One client-driven episode: begin, one chat call with its key, end with a reward. */
+async function playClientDriven(url: string, token: string, taskId: string, reward: number, groupId?: string) {
+  const begun = await call(`${url}/v1/episodes/begin`, "POST", { taskId, env: "raw", ...(groupId ? { groupId } : {}) }, token);
+  expect(begun.status).toBe(201);
+  expect(begun.json.baseUrl).toBe(`${url}/v1`);
+  const key: string = begun.json.keys.main;
+  const res = await fetch(`${begun.json.baseUrl}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "main", messages: [{ role: "user", content: `${taskId}=` }] }),
+  });
+  expect(res.status).toBe(200);
+  const ended = await call(`${url}/v1/episodes/${begun.json.episode.episodeId}/end`, "POST", { rewards: { main: reward } }, token);
+  expect(ended.status).toBe(200);
+  return begun.json.episode.episodeId as string;
+}
+
+describe("TrainingService (agentjet serve)", () => {
+  it("starts offline, answers 503 for run routes, refuses a bad config and a start without one", async () => {
+    const { url, admin, client } = await offlineService();
+    expect((await call(`${url}/v1/engine/status`, "GET")).status).toBe(401);
+    expect((await call(`${url}/v1/engine/start`, "POST", {}, client)).status).toBe(403);
+    const status = await call(`${url}/v1/engine/status`, "GET", undefined, client);
+    expect(status.json).toMatchObject({ state: "offline", configured: false, step: 0, versions: {} });
+    const models = await call(`${url}/v1/models`, "GET");
+    expect(models.status).toBe(503);
+    expect(models.json.error.code).toBe("AJ_ERR_ENGINE_OFFLINE");
+    expect((await call(`${url}/v1/engine/start`, "POST", {}, admin)).json.error.code).toBe("AJ_ERR_ENGINE_NOT_CONFIGURED");
+    const bad = await call(`${url}/v1/engine/config`, "POST", { config: { policies: {} } }, admin);
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.code).toBe("AJ_ERR_INVALID_CONFIG");
+  });
+
+  it("is configured and started by a client, trains on client-driven episodes, stops, and restarts from its checkpoint", { timeout: 240_000 }, async () => {
+    const { service, url, project, admin, client } = await offlineService();
+    const config = await smallConfig("tasks", 1);
+    config.batching.groupSize = 2;
+    expect((await call(`${url}/v1/engine/config`, "POST", { config }, admin)).json).toMatchObject({ state: "offline", configured: true });
+    const started = await call(`${url}/v1/engine/start`, "POST", {}, admin);
+    expect(started.status).toBe(200);
+    expect(started.json).toMatchObject({ state: "rolling", versions: { main: 0 }, starts: 1 });
+    expect((await call(`${url}/v1/models`, "GET")).status).toBe(200);
+
+    // Two tasks, two episodes each (groupSize 2), unequal rewards: one `tasks` batch. Grouped by caller.
+    for (const [task, rewards] of [["7+1", [0, 1]], ["2+2", [1, 0]]] as const) {
+      for (const r of rewards) await playClientDriven(url, client, task, r);
+    }
+    const result = await service.whenEnded();
+    expect(result).toMatchObject({ reason: "done", versions: { main: 1 } });
+    const after = await call(`${url}/v1/engine/status`, "GET", undefined, client);
+    expect(after.json).toMatchObject({ state: "offline", lastRun: { reason: "done", step: 1 } });
+
+    // Start again with more steps: it continues from the final checkpoint (weights at version 1).
+    const more = { ...config, run: { ...config.run, steps: 3 } };
+    expect((await call(`${url}/v1/engine/config`, "POST", { config: more }, admin)).status).toBe(200);
+    expect((await call(`${url}/v1/engine/start`, "POST", {}, admin)).json).toMatchObject({ state: "rolling", versions: { main: 1 }, starts: 2 });
+    await playClientDriven(url, client, "1+1", 1);
+    const stopped = await call(`${url}/v1/engine/stop`, "POST", {}, admin);
+    expect(stopped.json).toMatchObject({ state: "offline", stopped: true, lastRun: { reason: "interrupted" } });
+    expect((await call(`${url}/v1/episodes/begin`, "POST", { taskId: "x" }, client)).json.error.code).toBe("AJ_ERR_ENGINE_OFFLINE");
+
+    const db = new Database(join(project, "run", "run.db"), { readonly: true });
+    try {
+      const rows = db.prepare("SELECT state, metadata FROM episodes").all() as Array<{ state: string; metadata: string }>;
+      expect(rows.filter((r) => r.state === "ended")).toHaveLength(5);
+      expect(JSON.parse(rows[0]!.metadata)).toMatchObject({ groupId: expect.stringMatching(/^caller:/) });
+    } finally {
+      db.close();
+    }
+  });
+});
