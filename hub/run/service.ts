@@ -9,6 +9,7 @@ import type { RunConfig } from "../../server/config/run-config.ts";
 import { HttpError, toErrorBody } from "../../server/openai/errors.ts";
 import { swarmPlugin } from "../swarm/plugin.ts";
 import { readLatestCheckpoint } from "../train/checkpoint.ts";
+import { StorageError } from "../train/errors.ts";
 import type { ProgressSink } from "../train/progress.ts";
 import { engineRoutes } from "./engine-routes.ts";
 import type { EngineState, EngineStatus } from "./engine-status.ts";
@@ -93,7 +94,16 @@ export class TrainingService {
   /** Builds the service and listens; with `config`, call `start()` to train. */
   static async listen(o: ServiceOptions): Promise<TrainingService> {
     const runDir = resolve(o.projectDir, o.runDir ?? o.config?.run.dir ?? "runs/latest");
-    const tokens = o.tokens ?? resolveAuthTokens({ auth: o.config?.server.auth ?? {}, runDir, host: o.host });
+    let tokens: ResolvedTokens;
+    try {
+      tokens = o.tokens ?? resolveAuthTokens({ auth: o.config?.server.auth ?? {}, runDir, host: o.host });
+    } catch (err) {
+      // Writing tokens.json is the run directory's first write: a file-system failure there is a storage error.
+      if (typeof (err as NodeJS.ErrnoException).code === "string" && (err as NodeJS.ErrnoException).syscall !== undefined) {
+        throw new StorageError(runDir, "create the run directory", err);
+      }
+      throw err;
+    }
     const app = Fastify({ logger: o.logger ?? false, bodyLimit: 16 * 1024 * 1024 });
     const service = new TrainingService(app, o, tokens);
     // The same tokens guard the run's routes (buildServer installs the hook there too).
