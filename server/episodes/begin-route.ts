@@ -4,6 +4,7 @@ import { parseBody } from "../openai/parse-body.ts";
 import type { EpisodeStore } from "./episode-store.ts";
 import { EpisodeExistsError, UnknownBindingError } from "./errors.ts";
 import { callerIdentity, episodeOwners } from "./ownership.ts";
+import { checkMetadataSize } from "./routes.ts";
 import { BeginBodySchema } from "./schemas.ts";
 
 export interface BeginRouteOptions {
@@ -34,6 +35,7 @@ export async function beginEpisodeRoute(app: FastifyInstance, opts: BeginRouteOp
   const caller = opts.caller ?? callerIdentity;
   app.post("/v1/episodes/begin", { config: { auth: "client" } }, async (request, reply) => {
     const body = parseBody(BeginBodySchema, request.body);
+    checkMetadataSize(body.metadata);
     const who = caller(request);
     if (!(await opts.admit())) {
       throw new HttpError(503, "AJ_ERR_ENGINE_BUSY", "the engine is syncing weights or its sample pool is full; retry shortly");

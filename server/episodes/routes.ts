@@ -36,7 +36,7 @@ function run<T>(fn: () => T): T {
   }
 }
 
-function checkMetadataSize(metadata: Record<string, unknown> | undefined): void {
+export function checkMetadataSize(metadata: Record<string, unknown> | undefined): void {
   if (metadata === undefined) return;
   const bytes = metadataBytes(metadata);
   if (bytes > MAX_METADATA_BYTES) {

@@ -23,7 +23,7 @@ function depthOf(value: unknown, limit: number): number {
 }
 
 /** Free-form JSON the caller attaches to an episode: an object, at most MAX_METADATA_DEPTH deep. Size is checked by `metadataBytes`. */
-const Metadata = z
+export const Metadata = z
   .record(z.string(), z.unknown())
   .refine((m) => depthOf(m, MAX_METADATA_DEPTH) <= MAX_METADATA_DEPTH, `nests deeper than ${MAX_METADATA_DEPTH} levels`);
 
@@ -69,5 +69,5 @@ export const BeginBodySchema = z.object({
   groupId: z.string().min(1).max(200).optional(),
   agents: z.record(z.string().min(1).max(100), Binding).refine((a) => Object.keys(a).length > 0, "at least one agent").optional(),
   eval: z.boolean().optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: Metadata.optional(),
 });

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
+import { beginEpisodeRoute } from "../../../server/episodes/begin-route.ts";
 import { createKeySigner } from "../../../server/episodes/keys.ts";
 import { ADMIN_AUTH, buildTestServer, CLIENT_AUTH, testConfig } from "../helpers/build-test-server.ts";
 import { scriptedEngine } from "../helpers/scripted-engine.ts";
@@ -100,6 +101,17 @@ describe("attacks on the control plane", () => {
     expect(end.statusCode).toBe(413);
     expect(store.list().length).toBe(before);
     expect(store.get("e1")?.state).toBe("claimed");
+  });
+
+  it("metadata flood through POST /v1/episodes/begin: 413 (and deep nesting 400), nothing begun", async () => {
+    const app = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"]) });
+    apps.push(app);
+    await app.register(async (scope) => beginEpisodeRoute(scope, { store: app.agentjet.store, baseUrl: () => "http://127.0.0.1:1/v1", defaultPolicy: "main", admit: async () => true }));
+    const begin = (metadata: unknown) => app.inject({ method: "POST", url: "/v1/episodes/begin", headers: CLIENT_AUTH, payload: { taskId: "t", metadata } as Record<string, unknown> });
+    expect((await begin({ blob: "x".repeat(3 * 1024 * 1024) })).statusCode).toBe(413);
+    expect((await begin(JSON.parse(`${'{"a":'.repeat(40)}1${"}".repeat(40)}`))).statusCode).toBe(400);
+    expect(app.agentjet.store.list()).toHaveLength(0);
+    expect((await begin({ small: 1 })).statusCode).toBe(201);
   });
 
   it("deeply nested metadata is 400, however deep", async () => {
