@@ -4,7 +4,7 @@ task, rewards from our own checker. The server trains whenever its batching stra
 
     python sdk/python/examples/math_agent.py --url http://127.0.0.1:8700 --token $AGENTJET_CLIENT_TOKEN --rounds 3
 
-Prints one JSON line per round: episodes, lost ones, mean reward.
+Prints one JSON line per round: episodes, lost ones, mean reward, and the server's step and weight versions.
 """
 
 from __future__ import annotations
@@ -80,7 +80,8 @@ def main(argv: List[str]) -> int:
     for round_ in range(args.rounds):
         results = run_round(client, tasks, args.group, args.concurrency)
         rewards = [r["reward"] for r in results if "reward" in r]
-        print(json.dumps({"round": round_, "episodes": len(results), "lost": len(results) - len(rewards), "meanReward": sum(rewards) / max(1, len(rewards))}), flush=True)
+        status = client.engine_status()
+        print(json.dumps({"round": round_, "episodes": len(results), "lost": len(results) - len(rewards), "meanReward": sum(rewards) / max(1, len(rewards)), "step": status.get("step"), "versions": status.get("versions")}), flush=True)
     return 0
 
 

@@ -27,6 +27,7 @@ describe.skipIf(!python.ok && !PYTHON_REQUIRED)("Python SDK (sdk/python) against
   it("backs off on connection errors and maps error answers to classes with their AJ_ERR code (no server)", () => unittest("test_transport"), 60_000);
   it("begins, chats, ends and aborts episodes; the context manager aborts on exception; heart-beats outlive the idle timeout", () => unittest("test_episodes"), 180_000);
   it("reports a bad token, an unreachable server and a restart mid-episode", () => unittest("test_failures"), 240_000);
-  it("trains from a Python client-driven run: 8 tasks x 4 per step, 3 steps, calls carry token ids and log-probs", () => unittest("test_training"), 300_000);
+  it("configures, starts and stops an empty agentjet serve with the admin token; agree_sync", () => unittest("test_engine"), 240_000);
+  it("trains from a Python client-driven run on a serve it configured: 8 tasks x 4 per step, 3 steps, versions 0->3, calls carry token ids and log-probs", () => unittest("test_training"), 300_000);
   it("runs the examples and the README's 15 lines", () => unittest("test_examples"), 300_000);
 });

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 from ._transport import Retry, Transport
 from .episode import Episode
-from .errors import InternalServerError, NotFoundError
+from .errors import InternalServerError
 from .types import AgentBinding, EngineState, EngineStatus
 
 __all__ = ["SwarmClient", "DEFAULT_URL"]
@@ -99,32 +99,11 @@ class SwarmClient:
         while True:
             try:
                 return cast(Dict[str, Any], self._http.request("POST", "/v1/episodes/begin", body, idempotent=False))
-            except NotFoundError as err:
-                if err.code != "AJ_ERR_ROUTE_NOT_FOUND":
-                    raise
-                return self._register_and_claim(body)
             except InternalServerError as err:
                 if err.code != ENGINE_BUSY or time.monotonic() + wait > deadline:
                     raise
             time.sleep(wait)
             wait = min(wait * 2, 2.0)
-
-    def _register_and_claim(self, body: Dict[str, Any]) -> Dict[str, Any]:
-        # For servers without POST /v1/episodes/begin: register the episode under our own id, then claim it.
-        register: Dict[str, Any] = {k: v for k, v in body.items() if k != "groupId"}
-        register.setdefault("env", "default")
-        if "agents" not in register:
-            register["agents"] = {"main": {"kind": "policy", "target": self._first_policy()}}
-        if "groupId" in body:
-            register["metadata"] = {**register.get("metadata", {}), "groupId": body["groupId"]}
-        episode = self._http.request("POST", "/v1/episodes", register, idempotent=False)["episode"]
-        wait = 0.1
-        while True:
-            claim = self._http.request("POST", "/v1/episodes/claim", {"episodeId": episode["episodeId"], "clientId": self.client_id}, idempotent=False)
-            if claim.get("kind") == "claimed":
-                return {"episode": claim["episode"], "baseUrl": f"{self.url}/v1", "keys": claim["keys"]}
-            time.sleep(wait)  # claims are paused while the server updates weights
-            wait = min(wait * 2, 1.0)
 
     def _first_policy(self) -> str:
         for model in self.models():
