@@ -81,7 +81,8 @@ export async function openRun(
   if (!o.resume) {
     const saved = { ...config, run: { ...config.run, dir: runDir } };
     const file = join(runDir, "config.yaml");
-    writeOrStop(file, "write", () => writeFileSync(file, `# The resolved config of this run (agentjet train); --resume reads it.\n${stringify(saved)}`));
+    // 0600: it can hold server.auth tokens and the key secret.
+    writeOrStop(file, "write", () => writeFileSync(file, `# The resolved config of this run (agentjet train); --resume reads it.\n${stringify(saved)}`, { mode: 0o600 }));
   }
 
   const metricsPath = join(runDir, "metrics.jsonl");

@@ -45,5 +45,7 @@ describe("agentjet serve and its tokens", () => {
     expect(checked).not.toBeNull();
     await checked;
     expect(r.code).toBe(130);
+    // The run's resolved config can hold tokens and the key secret too.
+    expect(statSync(join(runDir, "config.yaml")).mode & 0o777).toBe(0o600);
   });
 });
