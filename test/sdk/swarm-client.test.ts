@@ -119,7 +119,7 @@ describe("SwarmClient with the default agent loop", () => {
     }
   });
 
-  it("reconnects with backoff after the connection drops and keeps its running episodes", async () => {
+  it("reconnects with backoff after the connection drops; its running episodes were re-queued at once, not resumed", async () => {
     const swarm = await startScriptedSwarm([relay.runtime], {
       environments: [schedulerEnv(relay.runtime)],
       maxBatches: 1,
@@ -144,11 +144,12 @@ describe("SwarmClient with the default agent loop", () => {
       await waitForBatches(swarm, 1);
       expect(events).toContain("disconnected");
       expect(events.filter((e) => e.startsWith("connected:")).length).toBeGreaterThanOrEqual(2);
-      expect(events.some((e) => e.startsWith("connected:") && e !== "connected:0")).toBe(true);
+      // A closed socket costs nothing: its episodes went back to the queue at once (not after the 10 s lease), so the
+      // reconnect resumes none of them (what the client still ran is cancelled or refused by the server).
+      expect(events.filter((e) => e.startsWith("connected:")).slice(1).every((e) => e === "connected:0")).toBe(true);
       const batch = swarm.events.flatMap((e) => (e.type === "batch" ? [e.batch] : []))[0]!;
-      // Re-attached, not re-run: every episode finished on its first try.
-      expect(batch.groups.flatMap((g) => g.episodes.map((e) => e.attempt))).toEqual([0, 0, 0, 0]);
-      expect(swarm.scheduler.stats().lost).toBe(0);
+      expect(batch.groups.flatMap((g) => g.episodes)).toHaveLength(4);
+      expect(batch.failedGroups).toBe(0);
     } finally {
       await client.stop();
       await swarm.close();
