@@ -1,8 +1,8 @@
 import { type MixLedger, planQuotas, sharesAt } from "./mixing.ts";
-import type { Batch, Counters, EnvLane, Group, NewSlot, Slot } from "./slots.ts";
+import type { Batch, EnvLane, Group, NewSlot, Slot } from "./slots.ts";
 import type { SchedulerState, SchedulerStateInput } from "./state.ts";
 import type { AbortReason } from "./port.ts";
-import type { BatchReport, GroupReport } from "./types.ts";
+import type { BatchReport, Counters, GroupReport } from "./types.ts";
 
 /** A group that failed for good, as the planner reports it. */
 export interface FailedGroup {

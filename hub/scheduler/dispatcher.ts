@@ -1,8 +1,8 @@
 import type { CodeVersion } from "../../sdk/swarm/protocol.ts";
 import type { ClientDirectory } from "./client-directory.ts";
 import type { AbortReason, ClaimOutcome, EpisodeRegistry } from "./port.ts";
-import type { ClientState, Counters, EnvLane, Slot } from "./slots.ts";
-import type { EpisodeResult, SchedulerEvent } from "./types.ts";
+import type { ClientState, EnvLane, Slot } from "./slots.ts";
+import type { Counters, EpisodeResult, SchedulerEvent } from "./types.ts";
 
 export interface DispatcherDeps {
   registry: EpisodeRegistry;

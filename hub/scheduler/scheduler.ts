@@ -10,10 +10,10 @@ import { describeMismatch } from "./match-environments.ts";
 import type { EpisodeRegistry, LoadTasks, RegistryEvent } from "./port.ts";
 import { checkRoleTargets, resolveSeats, type Seats, seatsOf } from "./resolve-seats.ts";
 import { deriveSeed } from "./rng.ts";
-import type { Counters, EnvLane, NewSlot, Slot } from "./slots.ts";
+import type { EnvLane, NewSlot, Slot } from "./slots.ts";
 import { type SchedulerState, type SchedulerStateInput, SchedulerStateSchema } from "./state.ts";
 import { TaskStream } from "./task-stream.ts";
-import type { EvalReport, EvalRequest, SchedulerEnvironment, SchedulerEvent, SchedulerStats } from "./types.ts";
+import type { Counters, EvalReport, EvalRequest, SchedulerEnvironment, SchedulerEvent, SchedulerStats } from "./types.ts";
 
 export type { ClientLink } from "./client-directory.ts";
 

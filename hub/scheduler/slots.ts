@@ -83,14 +83,3 @@ export interface ClientState {
 /** Makes slots: resolves the task's seats and derives the episode seed from the slot id. */
 export type NewSlot = (id: string, env: EnvLane, task: Task, purpose: "train" | "eval", group: Group | null, evalRun: EvalRun | null) => Slot;
 
-/** The scheduler's counters (`stats()`). */
-export interface Counters {
-  assigned: number;
-  ended: number;
-  aborted: number;
-  lost: number;
-  retried: number;
-  failedGroups: number;
-  staleResults: number;
-  batchesCompleted: number;
-}

@@ -94,11 +94,8 @@ export type SchedulerEvent =
   | { type: "env-mismatch"; clientId: string; message: string }
   | { type: "client"; clientId: string; status: "connected" | "reconnected" | "disconnected" | "lost" };
 
-export interface SchedulerStats {
-  clients: number;
-  connected: number;
-  queued: number;
-  inFlight: number;
+/** The scheduler's running counters. */
+export interface Counters {
   assigned: number;
   ended: number;
   aborted: number;
@@ -107,6 +104,13 @@ export interface SchedulerStats {
   failedGroups: number;
   staleResults: number;
   batchesCompleted: number;
+}
+
+export interface SchedulerStats extends Counters {
+  clients: number;
+  connected: number;
+  queued: number;
+  inFlight: number;
 }
 
 export type { Task };
