@@ -131,9 +131,12 @@ export function createQwen3Tokenizer(): Tokenizer {
   const endOfTurn = { endId: imEnd, afterEndIds: encode("\n") };
   const segments = new SegmentCache<number[]>(4096);
 
-  /** Template text splits at control tokens; message text does not, and joins the template text around it. */
-  const encodeParts = (parts: readonly Part[]): number[] => {
-    const out: number[] = [];
+  /**
+   * Template text splits at control tokens; message text does not, and joins the template text around it:
+   * the parts as text runs to encode and control-token ids, in order.
+   */
+  const pieces = (parts: readonly Part[]): Array<string | number> => {
+    const out: Array<string | number> = [];
     let run = "";
     for (const p of parts) {
       if ("text" in p) {
@@ -142,43 +145,30 @@ export function createQwen3Tokenizer(): Tokenizer {
       }
       let last = 0;
       for (const m of p.template.matchAll(ADDED)) {
-        run += p.template.slice(last, m.index);
-        for (const id of encodeText(run)) out.push(id);
-        out.push(addedIds.get(m[0])!);
+        out.push(run + p.template.slice(last, m.index), addedIds.get(m[0])!);
         run = "";
         last = m.index + m[0].length;
       }
       run += p.template.slice(last);
     }
-    for (const id of encodeText(run)) out.push(id);
+    out.push(run);
     return out;
   };
+  const encodeParts = (parts: readonly Part[]): number[] =>
+    pieces(parts).flatMap((piece) => (typeof piece === "number" ? [piece] : encodeText(piece)));
   /** The same ids as `encodeParts`, made a slice at a time with the event loop let in between. */
   const encodePartsAsync = async (parts: readonly Part[], turn: Turn): Promise<number[]> => {
     const out: number[] = [];
-    const flush = async (run: string) => {
-      for (const piece of splitAtWordBoundaries(run, SLICE_CHARS)) {
-        for (const id of encodeText(piece)) out.push(id);
-        await turn.maybeYield();
-      }
-    };
-    let run = "";
-    for (const p of parts) {
-      if ("text" in p) {
-        run += p.text;
+    for (const piece of pieces(parts)) {
+      if (typeof piece === "number") {
+        out.push(piece);
         continue;
       }
-      let last = 0;
-      for (const m of p.template.matchAll(ADDED)) {
-        run += p.template.slice(last, m.index);
-        await flush(run);
-        out.push(addedIds.get(m[0])!);
-        run = "";
-        last = m.index + m[0].length;
+      for (const slice of splitAtWordBoundaries(piece, SLICE_CHARS)) {
+        for (const id of encodeText(slice)) out.push(id);
+        await turn.maybeYield();
       }
-      run += p.template.slice(last);
     }
-    await flush(run);
     return out;
   };
   const keyOf = (parts: readonly Part[]) => parts.map((p) => ("text" in p ? `\u0001${p.text}` : `\u0002${p.template}`)).join("");
