@@ -3,17 +3,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { TrainingService } from "../../../hub/run/service.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
 import { smallConfig } from "./helpers.ts";
+import { OPEN_ROUTES, fillParams as fill } from "../../server/helpers/open-routes.ts";
 
 afterAll(removeTempDirs);
-
-const OPEN_ROUTES = [
-  "GET /v1/models public",
-  "HEAD /v1/models public",
-  "POST /v1/chat/completions episode-key",
-  "POST /v1/completions episode-key",
-  "POST /v1/responses episode-key",
-];
-const fill = (url: string): string => url.replace(/:[A-Za-z]+/g, "x");
 
 describe("the service's route table (serve and train)", () => {
   it("declares auth on every route, its own and the run's, and refuses a missing or wrong token, and a client token on admin routes, over HTTP", { timeout: 120_000 }, async () => {

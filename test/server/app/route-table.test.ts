@@ -4,18 +4,9 @@ import type { Scheduler } from "../../../hub/scheduler/index.ts";
 import { swarmPlugin } from "../../../hub/swarm/index.ts";
 import { ADMIN_AUTH, buildTestServer, CLIENT_AUTH } from "../helpers/build-test-server.ts";
 import { scriptedEngine } from "../helpers/scripted-engine.ts";
-
-// The only routes that may skip the control-plane token. A new one has to be added here on purpose.
-const OPEN_ROUTES = [
-  "GET /v1/models public",
-  "HEAD /v1/models public",
-  "POST /v1/chat/completions episode-key",
-  "POST /v1/completions episode-key",
-  "POST /v1/responses episode-key",
-];
+import { OPEN_ROUTES, fillParams as fill } from "../helpers/open-routes.ts";
 
 const TEST_BASIC = Buffer.from("user:pass").toString("base64");
-const fill = (url: string): string => url.replace(/:[A-Za-z]+/g, "x");
 
 describe("the route table", () => {
   let app: FastifyInstance;
