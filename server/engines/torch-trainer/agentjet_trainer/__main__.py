@@ -1,21 +1,31 @@
-"""python -m agentjet_trainer --model Qwen/Qwen2.5-7B-Instruct --mode lora --port 8800 --publish-dir /shared/publish"""
+"""python -m agentjet_trainer --model Qwen/Qwen2.5-7B-Instruct --mode lora --port 8800 --publish-dir /shared/publish
+
+More GPUs (data-parallel, one process per GPU): torchrun --nproc_per_node 4 -m agentjet_trainer ...
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="agentjet_trainer", description="agentjet trainer service (trainer protocol v1)")
-    p.add_argument("--model", required=True, help="Hugging Face name or local path of the policy model")
+    p.add_argument(
+        "--model",
+        required=True,
+        help="Hugging Face name or local path of the policy model, or agentjet-tiny (a plain-torch model for CPU tests)",
+    )
+    p.add_argument("--vocab-size", type=int, default=512, help="agentjet-tiny only: its vocabulary (>= the tokenizer's)")
+    p.add_argument("--max-positions", type=int, default=4096, help="agentjet-tiny only: the longest sequence")
     p.add_argument("--random-init", action="store_true", help="Build the model from its config with random weights (tests, benchmarks)")
     p.add_argument("--mode", choices=["lora", "full"], default="lora")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8800)
     p.add_argument("--api-key", default=os.environ.get("AGENTJET_TRAINER_API_KEY"), help="Require this bearer key (default $AGENTJET_TRAINER_API_KEY)")
-    p.add_argument("--device", default="cuda", help="cuda, cuda:1, cpu")
+    p.add_argument("--device", default="cuda", help="cuda, cuda:1, cpu (under torchrun: cuda means one GPU per rank, by LOCAL_RANK)")
     p.add_argument("--publish-dir", default="./publish", help="Where published adapters/weights go; the inference engine must read it")
     p.add_argument("--lr", type=float, default=1e-5)
     p.add_argument("--beta1", type=float, default=0.9)
@@ -35,17 +45,27 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str]) -> None:
     args = parse_args(argv)
     import torch
 
     from .backend import TorchBackend, TrainerSettings
+    from .data_parallel import DataParallel, Rank0Backend, launched_by_torchrun, serve_worker
     from .http_server import make_server
     from .model_loading import build_model
+    from .tiny_model import TinyConfig
 
+    parallel = DataParallel.init(args.device) if launched_by_torchrun() else None
+    device = parallel.device if parallel is not None else torch.device(args.device)
+    on_gpu = device.type == "cuda"
     # LoRA keeps the frozen base in bf16 on GPU; full fine-tuning keeps fp32 master weights.
-    dtype = torch.bfloat16 if args.mode == "lora" and args.device.startswith("cuda") else torch.float32
-    model = build_model(args.model, dtype, random_init=args.random_init, seed=args.seed)
+    dtype = torch.bfloat16 if args.mode == "lora" and on_gpu else torch.float32
+    tiny = TinyConfig(vocab_size=args.vocab_size, max_positions=args.max_positions)
+    model = build_model(args.model, dtype, random_init=args.random_init, seed=args.seed, tiny=tiny)
     settings = TrainerSettings(
         mode=args.mode,
         lr=args.lr,
@@ -63,16 +83,27 @@ def main(argv: list[str]) -> None:
         lora_target_modules=[m for m in args.lora_target_modules.split(",") if m],
         publish_dir=args.publish_dir,
         gradient_checkpointing=args.gradient_checkpointing,
+        publish_dtype=torch.bfloat16 if on_gpu else torch.float32,
     )
-    backend = TorchBackend(model, args.model, settings, args.device)
-    server = make_server(backend, args.host, args.port, args.api_key)
-    print(f"agentjet trainer: protocol 1, {args.mode}, {args.model}, listening on http://{args.host}:{server.server_address[1]}", flush=True)
+    backend = TorchBackend(model, args.model, settings, device, parallel)
+    if parallel is not None and parallel.rank > 0:
+        serve_worker(backend, parallel)
+        parallel.close()
+        return
+    served = Rank0Backend(backend, parallel) if parallel is not None else backend
+    server = make_server(served, args.host, args.port, args.api_key)
+    signal.signal(signal.SIGTERM, _interrupt)
+    ranks = f", {parallel.world} ranks ({'nccl' if on_gpu else 'gloo'})" if parallel is not None else ""
+    print(f"agentjet trainer: protocol 1, {args.mode}, {args.model}{ranks}, listening on http://{args.host}:{server.server_address[1]}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
+        if isinstance(served, Rank0Backend):
+            served.stop()
+            served.parallel.close()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .inference_client import load_lora_adapter
+from .data_parallel import DataParallel
+from .inference_client import load_lora_adapter, reload_weights
 from .loss import ppo_clip_loss, token_logprobs
 from .protocol import ProtocolError, Publish, Sample, TrainStep
 
@@ -40,6 +41,8 @@ class TrainerSettings:
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
     )
     publish_dir: str = "./publish"
+    #: dtype of published full weights (bf16 for inference engines; the tiny CPU model keeps fp32).
+    publish_dtype: torch.dtype = torch.bfloat16
     gradient_checkpointing: bool = False
 
 
@@ -54,13 +57,35 @@ def micro_batches(samples: list[Sample], budget: int) -> list[list[Sample]]:
     return out
 
 
+CURRENT_LINK = "current"
+
+
+def point_current_at(publish_dir: str, path: str) -> None:
+    """Atomically repoints `<publish_dir>/current` at `path`: replicas started from that folder reload it."""
+    link = os.path.join(publish_dir, CURRENT_LINK)
+    tmp = f"{link}.tmp-{os.getpid()}"
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(os.path.basename(path), tmp)
+    os.replace(tmp, link)
+
+
 def _safe_name(s: str) -> str:
     return re.sub(r"^[^A-Za-z0-9]+", "", re.sub(r"[^A-Za-z0-9._-]+", "-", s)) or "policy"
 
 
 class TorchBackend:
-    def __init__(self, model: torch.nn.Module, model_name: str, settings: TrainerSettings, device: str | torch.device):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        model_name: str,
+        settings: TrainerSettings,
+        device: str | torch.device,
+        parallel: DataParallel | None = None,
+    ):
         self.settings = settings
+        #: Data-parallel group (torchrun); None in one process.
+        self.parallel = parallel
         self.mode = settings.mode
         self.model_name = model_name
         self.device = torch.device(device)
@@ -85,9 +110,10 @@ class TorchBackend:
         if settings.kl_coef > 0 and settings.mode != "lora":
             raise ValueError("kl_coef needs a reference model: supported with LoRA (the base is the reference)")
         self.trainable = [p for p in model.parameters() if p.requires_grad]
-        # Trainable weights are kept in fp32 (Adam state too); compute runs under bf16 autocast on GPU.
+        # Trainable weights are kept in fp32 or wider (Adam state too); compute runs under bf16 autocast on GPU.
         for p in self.trainable:
-            p.data = p.data.float()
+            if p.dtype in (torch.float16, torch.bfloat16):
+                p.data = p.data.float()
         if settings.gradient_checkpointing:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             if settings.mode == "lora":
@@ -131,7 +157,10 @@ class TorchBackend:
         for _ in range(s.epochs):
             self.optimizer.zero_grad(set_to_none=True)
             loss_sum = clipped = kl_sum = 0.0
-            for mb in micro_batches(step.samples, s.micro_batch_tokens):
+            batches = micro_batches(step.samples, s.micro_batch_tokens)
+            if self.parallel is not None:
+                batches = self.parallel.shard(batches, lambda mb: len(mb) * len(mb[0].token_ids))
+            for mb in batches:
                 ids, attn, mask, old, adv, w = self._collate(mb)
                 new = self._logprobs(ids, attn)
                 ref = None
@@ -143,6 +172,9 @@ class TorchBackend:
                 loss_sum += float(parts.loss_sum.detach())
                 clipped += parts.clipped
                 kl_sum += parts.kl_sum or 0.0
+            if self.parallel is not None:
+                self.parallel.sum_gradients(self.trainable)
+                loss_sum, clipped, kl_sum = self.parallel.sum_floats([loss_sum, clipped, kl_sum])
             norm = float(torch.nn.utils.clip_grad_norm_(self.trainable, s.grad_clip))
             if not math.isfinite(norm):
                 self.optimizer.zero_grad(set_to_none=True)
@@ -187,8 +219,14 @@ class TorchBackend:
                     raise ProtocolError(502, "publish_failed", f"adapter written to {path}; {e}", "load_into") from e
             return {"mode": "lora", "version": self.version, "adapter_name": name, "adapter_path": path}
         path = os.path.abspath(os.path.join(self.settings.publish_dir, f"v{self.version}"))
-        state = {k: v.detach().to(torch.bfloat16) for k, v in self.model.state_dict().items()}
+        state = {k: v.detach().to(self.settings.publish_dtype) for k, v in self.model.state_dict().items()}
         self.model.save_pretrained(path, state_dict=state)
+        point_current_at(self.settings.publish_dir, path)
+        for url in request.load_into:
+            try:
+                reload_weights(url, path)
+            except Exception as e:
+                raise ProtocolError(502, "publish_failed", f"weights written to {path}; {e}", "load_into") from e
         return {"mode": "full", "version": self.version, "path": path}
 
     def save(self, directory: str) -> None:
@@ -213,9 +251,7 @@ class TorchBackend:
 
             set_peft_model_state_dict(self.model, load_file(os.path.join(weights, "adapter_model.safetensors"), device=str(self.device)))
         else:
-            from transformers import AutoModelForCausalLM
-
-            loaded = AutoModelForCausalLM.from_pretrained(weights)
+            loaded = type(self.model).from_pretrained(weights)
             self.model.load_state_dict(loaded.state_dict())
             del loaded
         self.optimizer.load_state_dict(torch.load(os.path.join(directory, "optimizer.pt"), map_location=self.device))

@@ -1,4 +1,9 @@
-"""Loads a published LoRA adapter into vLLM servers (`POST /v1/load_lora_adapter`), standard library only."""
+"""Tells vLLM servers about published weights, standard library only.
+
+LoRA: `POST /v1/load_lora_adapter`. Full weights: vLLM started with `VLLM_SERVER_DEV_MODE=1` from the
+publish directory's `current` link reloads them with `POST /collective_rpc {"method": "reload_weights"}`,
+then drops its prefix cache (`POST /reset_prefix_cache`), whose KV entries the old weights computed.
+"""
 
 from __future__ import annotations
 
@@ -25,3 +30,16 @@ def load_lora_adapter(base_url: str, name: str, path: str, timeout_s: float = 30
         status, text = _post(f"{base}/v1/load_lora_adapter", {"lora_name": name, "lora_path": path}, timeout_s)
     if status != 200:
         raise RuntimeError(f"{base}: load_lora_adapter answered {status}: {text[:300]}")
+
+
+def reload_weights(base_url: str, path: str, timeout_s: float = 600.0) -> None:
+    """Full weights: the replica reloads from the folder it was started from (`current` now points at `path`)."""
+    base = base_url.rstrip("/")
+    status, text = _post(f"{base}/collective_rpc", {"method": "reload_weights"}, timeout_s)
+    if status == 404:
+        raise RuntimeError(f"{base}: no /collective_rpc (start vLLM with VLLM_SERVER_DEV_MODE=1 to reload {path})")
+    if status != 200:
+        raise RuntimeError(f"{base}: reload_weights answered {status}: {text[:300]}")
+    status, text = _post(f"{base}/reset_prefix_cache", {}, timeout_s)
+    if status != 200:
+        raise RuntimeError(f"{base}: reset_prefix_cache answered {status}: {text[:300]}")

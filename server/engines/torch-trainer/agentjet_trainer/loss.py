@@ -15,7 +15,9 @@ import torch
 
 def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
     """[B, L, V] logits and [B, L] ids -> [B, L] log-probs of ids[:, i] given ids[:, :i]; column 0 is 0."""
-    shifted = logits[:, :-1, :].float()
+    shifted = logits[:, :-1, :]
+    if shifted.dtype in (torch.float16, torch.bfloat16):
+        shifted = shifted.float()
     targets = input_ids[:, 1:].unsqueeze(-1)
     picked = shifted.gather(-1, targets).squeeze(-1) - torch.logsumexp(shifted, dim=-1)
     return torch.nn.functional.pad(picked, (1, 0), value=0.0)

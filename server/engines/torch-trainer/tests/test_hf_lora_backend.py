@@ -1,10 +1,12 @@
+"""The Hugging Face path: a tiny random Qwen2 in LoRA (peft) and full mode (needs transformers + peft)."""
+
 import os
 import tempfile
 import unittest
 
 from tests.torch_available import skip_reason
 
-REASON = skip_reason("torch", "transformers", "peft", "safetensors")
+REASON = skip_reason("torch", "transformers", "peft", "safetensors", optional=True)
 
 
 def tiny_config():
@@ -40,7 +42,7 @@ def step_of(samples, version=0):
 
 
 @unittest.skipIf(REASON is not None, REASON or "")
-class TorchBackendTest(unittest.TestCase):
+class HfLoraBackendTest(unittest.TestCase):
     def merged_and_split(self, b):
         """One merged two-call sample and the two separate samples it replaces, with behaviour log-probs."""
         ids = [1, 5, 9, 11, 3, 4, 20, 21, 22]
