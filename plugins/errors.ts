@@ -14,6 +14,13 @@ export class BundleBuiltinError extends PluginError {
   }
 }
 
+/** A package the code imports is not in the plugin's node_modules (npm install was not run, or it is not declared). */
+export class BundleMissingDependencyError extends PluginError {
+  constructor(message: string) {
+    super("AJ_ERR_PLUGIN_BUNDLE_MISSING_DEP", message);
+  }
+}
+
 export class BundleFailedError extends PluginError {
   constructor(message: string, cause?: unknown) {
     super("AJ_ERR_PLUGIN_BUNDLE_FAILED", message, { cause });

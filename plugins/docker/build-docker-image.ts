@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { build, type Message } from "esbuild";
 import type { Manifest } from "../../sdk/env/manifest.ts";
-import { BundleFailedError } from "../errors.ts";
+import { explainBundleErrors } from "../explain-bundle-errors.ts";
 import { buildImage } from "./build-image.ts";
 import { ensureNodeBaseImage } from "./node-base-image.ts";
 
@@ -28,7 +28,7 @@ export async function buildDockerImage(opts: {
       recursive: true,
       filter: (src) => !["node_modules", ".git"].includes(basename(src)),
     });
-    await bundleNodeEntry(resolve(opts.dir, opts.manifest.entry), join(ctx, BUNDLED_ENTRY), opts.manifest.name);
+    await bundleNodeEntry(opts.dir, opts.manifest, join(ctx, BUNDLED_ENTRY));
     await buildImage({
       context: ctx,
       tag: opts.tag,
@@ -41,10 +41,10 @@ export async function buildDockerImage(opts: {
   }
 }
 
-async function bundleNodeEntry(entry: string, outFile: string, name: string): Promise<void> {
+async function bundleNodeEntry(dir: string, manifest: Manifest, outFile: string): Promise<void> {
   try {
     await build({
-      entryPoints: [entry],
+      entryPoints: [resolve(dir, manifest.entry)],
       outfile: outFile,
       bundle: true,
       platform: "node",
@@ -58,7 +58,6 @@ async function bundleNodeEntry(entry: string, outFile: string, name: string): Pr
       banner: { js: 'import { createRequire as __ajRequire } from "node:module"; const require = __ajRequire(import.meta.url);' },
     });
   } catch (err) {
-    const errors = (err as { errors?: Message[] }).errors ?? [];
-    throw new BundleFailedError(`could not bundle ${name}'s entry for its image: ${errors.map((e) => e.text).join("; ") || String(err)}`, err);
+    throw explainBundleErrors({ dir, name: manifest.name, entry: manifest.entry, errors: (err as { errors?: Message[] }).errors ?? [], forIsolate: false, cause: err });
   }
 }

@@ -7,9 +7,9 @@ import { ManifestSchema } from "../../sdk/env/manifest.ts";
 import { playClean } from "./fault-suite.ts";
 
 /** A plugin folder written at test time, with its own node_modules (which git would not keep as a fixture). */
-async function writePlugin(root: string, depSource: string): Promise<void> {
+async function writePlugin(root: string, depSource: string, pkgExtra: Record<string, unknown> = {}): Promise<void> {
   await mkdir(join(root, "node_modules", "tiny-dep"), { recursive: true });
-  await writeFile(join(root, "node_modules", "tiny-dep", "package.json"), JSON.stringify({ name: "tiny-dep", version: "1.0.0", main: "index.js" }));
+  await writeFile(join(root, "node_modules", "tiny-dep", "package.json"), JSON.stringify({ name: "tiny-dep", version: "1.0.0", main: "index.js", ...pkgExtra }));
   await writeFile(join(root, "node_modules", "tiny-dep", "index.js"), depSource);
   await writeFile(
     join(root, "index.ts"),
@@ -64,5 +64,35 @@ describe("bundleVmPlugin: dependencies", () => {
     expect(err).toMatchObject({ code: "AJ_ERR_PLUGIN_BUNDLE_BUILTIN" });
     expect((err as Error).message).toContain('"crypto"');
     expect((err as Error).message).toContain("node_modules/tiny-dep/index.js");
+    expect((err as Error).message).toContain('the dependency "tiny-dep" imports the Node builtin "crypto"');
+  });
+
+  it("respects a dependency's browser field that maps a builtin to false", async () => {
+    const dir = join(root, "browser-field");
+    await writePlugin(dir, 'const c = require("crypto"); exports.winningWord = () => (c.randomUUID ? "node" : "hi");', { browser: { crypto: false } });
+    const rt = await openEnvironment({ dir, manifest });
+    expect(await playClean(rt)).toBe(1);
+    await rt.close();
+  });
+
+  it("leaves a guarded require of a builtin to fail at run time, inside its try", async () => {
+    const dir = join(root, "guarded");
+    await writePlugin(dir, 'let c; try { c = require("crypto"); } catch {} exports.winningWord = () => (c ? "node" : "hi");');
+    const rt = await openEnvironment({ dir, manifest });
+    expect(await playClean(rt)).toBe(1);
+    await rt.close();
+  });
+
+  it("says to run npm install when a declared dependency is not installed", async () => {
+    const dir = join(root, "not-installed");
+    await writePlugin(dir, "");
+    await rm(join(dir, "node_modules"), { recursive: true });
+    await writeFile(join(dir, "package.json"), JSON.stringify({ dependencies: { "tiny-dep": "1.0.0" } }));
+    const err = await openEnvironment({ dir, manifest }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "AJ_ERR_PLUGIN_BUNDLE_MISSING_DEP" });
+    expect((err as Error).message).toContain('"tiny-dep" (imported by index.ts) is in package.json but not installed: run `npm install`');
+    await writeFile(join(dir, "package.json"), JSON.stringify({ dependencies: {} }));
+    const undeclared = await openEnvironment({ dir, manifest }).catch((e: unknown) => e);
+    expect((undeclared as Error).message).toContain("run `npm install tiny-dep`");
   });
 });

@@ -1,9 +1,54 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { REPO_ROOT } from "../../registry/load-registry.ts";
 import { linkAgentjet } from "../../store/link-agentjet.ts";
 
+/** The versions this installation itself is checked with, so a scaffold type-checks the same way. */
+function devVersions(): Record<string, string> {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { devDependencies?: Record<string, string> };
+  const dev = pkg.devDependencies ?? {};
+  return { typescript: dev["typescript"] ?? "5.9", "@types/node": dev["@types/node"] ?? "^20.19.0", vitest: dev["vitest"] ?? "^4.1.0" };
+}
+
+/**
+ * The plugin's package.json. `agentjet` is a dev dependency on this installation (`file:`), so `npm install`
+ * keeps the link that gives the SDK's types; installs use `--omit=dev`, so the packed plugin never needs it.
+ */
+function packageJson(name: string, dir: string): string {
+  const pkg = {
+    name: `agentjet-env-${name}`,
+    version: "0.1.0",
+    private: true,
+    type: "module",
+    scripts: { typecheck: "tsc", test: "vitest run" },
+    dependencies: {},
+    devDependencies: { agentjet: `file:${relative(dir, REPO_ROOT) || "."}`, ...devVersions() },
+  };
+  return `${JSON.stringify(pkg, null, 2)}\n`;
+}
+
+function tsconfig(kind: "vm" | "docker"): string {
+  const config = {
+    compilerOptions: {
+      target: "ES2022",
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      lib: ["ES2023"],
+      // vm plugins run in an isolate without Node APIs: no Node types, so using one is a type error.
+      types: kind === "vm" ? [] : ["node"],
+      strict: true,
+      noEmit: true,
+      allowImportingTsExtensions: true,
+      verbatimModuleSyntax: true,
+      skipLibCheck: true,
+    },
+    include: ["src", "test"],
+  };
+  return `${JSON.stringify(config, null, 2)}\n`;
+}
+
 /** The files `agentjet env init` writes: a manifest, a typed entry, a tiny dataset and a test. */
-export function scaffoldFiles(name: string, kind: "vm" | "docker"): Record<string, string> {
+export function scaffoldFiles(name: string, kind: "vm" | "docker", dir: string): Record<string, string> {
   const manifest = {
     name,
     version: "0.1.0",
@@ -21,12 +66,14 @@ export function scaffoldFiles(name: string, kind: "vm" | "docker"): Record<strin
   const words = (ws: string[], split: string) => ws.map((w, i) => JSON.stringify({ id: `${split}-${i}`, split, data: { word: w } })).join("\n") + "\n";
   const files: Record<string, string> = {
     "agentjet.env.json": `${JSON.stringify(manifest, null, 2)}\n`,
-    "package.json": `${JSON.stringify({ name: `agentjet-env-${name}`, version: "0.1.0", private: true, type: "module", dependencies: {} }, null, 2)}\n`,
+    "package.json": packageJson(name, dir),
+    "tsconfig.json": tsconfig(kind),
+    ".gitignore": "node_modules/\n*.tgz\n",
     "data/train.jsonl": words(["agent", "reward", "sandbox", "policy"], "train"),
     "data/test.jsonl": words(["episode", "token"], "test"),
     "src/index.ts": ENTRY,
     "test/environment.test.ts": TEST,
-    "README.md": `# ${name}\n\nAn agentjet environment (kind \`${kind}\`). The agent is asked to reverse a word; reward 1 when it does.\n\n- \`agentjet env test .\` runs the conformance suite.\n- \`agentjet env pack .\` makes the tarball and the registry entry for a pull request.\n`,
+    "README.md": readme(name, kind),
   };
   if (kind === "docker") {
     files["src/main.ts"] = MAIN;
@@ -35,8 +82,24 @@ export function scaffoldFiles(name: string, kind: "vm" | "docker"): Record<strin
   return files;
 }
 
-const ENTRY = `import type { EnvironmentDefinition, EpisodeDynamics } from "agentjet/sdk/env/define-environment.ts";
-import type { Task, Turn } from "agentjet/sdk/env/protocol.ts";
+function readme(name: string, kind: "vm" | "docker"): string {
+  return [
+    `# ${name}`,
+    "",
+    `An agentjet environment (kind \`${kind}\`). The agent is asked to reverse a word; reward 1 when it does.`,
+    "",
+    "- `npm install` installs the dev tools (TypeScript, vitest, and agentjet's types) and your dependencies;",
+    "  add one with `npm install <package>`.",
+    "- `npx tsc` type-checks; `npx vitest run` runs the unit test.",
+    "- `agentjet env test .` runs the conformance suite.",
+    "- `agentjet env pack .` makes the tarball and the registry entry for a pull request.",
+    "",
+    "The manifest's fields: docs/environment-manifest.md; the protocol: docs/environment-protocol.md (in agentjet).",
+    "",
+  ].join("\n");
+}
+
+const ENTRY = `import { defineEnvironment, type EpisodeDynamics, type Task, type Turn } from "agentjet/sdk/env";
 
 const AGENT = "solver";
 
@@ -64,14 +127,14 @@ function createEpisode(): EpisodeDynamics {
 }
 
 /** The plugin's entry: the sandbox calls it through the agentjet environment protocol. */
-export const environment: EnvironmentDefinition = {
+export const environment = defineEnvironment({
   createEpisode,
   // The reference agent the conformance suite (\`agentjet env test\`) uses: the action that earns reward 1.
   solve: ({ task }) => reverse(wordOf(task) ?? ""),
-};
+});
 `;
 
-const MAIN = `import { serveStdio } from "agentjet/sdk/env/serve-stdio.ts";
+const MAIN = `import { serveStdio } from "agentjet/sdk/env/serve";
 import { environment } from "./index.ts";
 
 // The container's entry: serve the environment protocol on stdin/stdout.
@@ -110,7 +173,7 @@ describe("environment", () => {
 
 export function writeScaffold(dir: string, name: string, kind: "vm" | "docker"): string[] {
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new Error(`${dir} exists and is not empty`);
-  const files = scaffoldFiles(name, kind);
+  const files = scaffoldFiles(name, kind, dir);
   for (const [rel, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, rel)), { recursive: true });
     writeFileSync(join(dir, rel), text);

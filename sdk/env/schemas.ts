@@ -1,0 +1,14 @@
+/** `agentjet/sdk/env/schemas`: the zod schemas of the manifest and the environment protocol, for validating in tests and tools. */
+export { DockerSchema, LimitsSchema, ManifestSchema, SplitSchema } from "./manifest.ts";
+export {
+  EnvMessageSchema,
+  GenerateTasksRequestSchema,
+  HostRequestSchema,
+  InstanceReplySchema,
+  ObservationSchema,
+  ResetRequestSchema,
+  SolveRequestSchema,
+  StepRequestSchema,
+  TaskSchema,
+  TurnSchema,
+} from "./protocol.ts";
