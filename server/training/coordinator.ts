@@ -75,7 +75,7 @@ export interface StepReport {
   sampleVersions: { min: number; max: number };
   meanReward: number;
   metrics?: TrainMetrics;
-  /** With `merging.prefixTree`: what packing the batch's shared prefixes once would save. */
+  /** With `merging.prefixTree`: the batch's samples against one trie of them (the tree ideal the engine trains toward). */
   prefixTree?: PrefixSavings;
   error?: string;
 }
@@ -343,7 +343,7 @@ export class TrainingCoordinator {
     if (cfg.merging.prefixTree) report.prefixTree = measurePrefixSavings(samples);
     if (samples.length > 0) {
       try {
-        report.metrics = await engine.train(buildTrainBatch(samples));
+        report.metrics = await engine.train(buildTrainBatch(samples, { prefixTree: cfg.merging.prefixTree }));
       } catch (err) {
         report.outcome = "failed";
         report.error = err instanceof Error ? err.message : String(err);
@@ -379,8 +379,10 @@ export class TrainingCoordinator {
   }
 }
 
-export function buildTrainBatch(samples: readonly Sample[]): TrainBatch {
+/** The engine's batch; with `prefixTree` the engine trains on prefix tries (same loss, shared prefixes once). */
+export function buildTrainBatch(samples: readonly Sample[], opts: { prefixTree?: boolean } = {}): TrainBatch {
   return {
+    ...(opts.prefixTree ? { prefixTree: true } : {}),
     samples: samples.map((s) => ({
       tokenIds: s.tokenIds,
       lossMask: s.lossMask,

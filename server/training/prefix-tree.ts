@@ -1,24 +1,21 @@
-/** A sequence to pack: token ids and, per token, whether the loss sees it. */
+/**
+ * Token tries over training sequences: a shared prefix (a retried call, `n > 1` branches from one prompt,
+ * a common system prompt) is stored once. A trie only says which tokens share a context; what trains
+ * on each token (mask, behaviour log-prob, advantage, weight) stays on the flat samples, read along each
+ * sample's root-to-leaf path, so a tree trainer computes exactly the flat batch's loss.
+ */
+
+/** A sequence to pack: its token ids. */
 export interface PackableSequence {
   tokenIds: readonly number[];
-  lossMask: readonly number[];
-  logprobs: readonly number[];
 }
 
-/** One token of the tree; `parent` is -1 for a root token. */
-export interface PrefixTreeNode {
-  token: number;
-  parent: number;
-  /** 1 when any packed sequence trains on this token in this context. */
-  mask: number;
-  logprob: number;
-  /** How many packed sequences train on this (context, token): the weight a tree trainer gives it. */
-  lossCount: number;
-}
-
+/** The trie of some sequences. Node i holds one token; its context is the path from its root to it. */
 export interface PrefixTree {
-  /** Nodes in depth-first insertion order: a parent always precedes its children. */
-  nodes: PrefixTreeNode[];
+  /** Token of each node. Nodes are in insertion order: a parent always precedes its children. */
+  tokenIds: number[];
+  /** Parent of each node; -1 for a root (a sequence's first token). */
+  parents: number[];
   /** For each packed sequence, the index of its last node (-1 for an empty sequence). */
   leaves: number[];
   flatTokens: number;
@@ -29,17 +26,24 @@ export interface PrefixSavings {
   sequences: number;
   flatTokens: number;
   treeTokens: number;
-  /** Share of tokens a tree-packing trainer would not compute: 1 - tree / flat. */
+  /** Share of tokens a tree-packing trainer does not compute: 1 - tree / flat. */
   saved: number;
 }
 
+/** One trie over some of a batch's sequences. */
+export interface TreePack {
+  /** Indices of the packed sequences in the batch; `tree.leaves[k]` is sequence `indices[k]`'s leaf. */
+  indices: number[];
+  tree: PrefixTree;
+}
+
 /**
- * Packs sequences into a token trie so a shared prefix (a retried call, a branch, a common system prompt)
- * is represented once. The same (context, token) trained in two sequences is one triple seen twice, so it
- * keeps `lossCount` 2 rather than being deduplicated away.
+ * Packs sequences into a token trie. A sequence that is a prefix of another ends on an inner node; two
+ * equal sequences share every node (the trie holds each (context, token) once however many train on it).
  */
 export function buildPrefixTree(seqs: readonly PackableSequence[]): PrefixTree {
-  const nodes: PrefixTreeNode[] = [];
+  const tokenIds: number[] = [];
+  const parents: number[] = [];
   const children: Array<Map<number, number>> = [];
   const roots = new Map<number, number>();
   const leaves: number[] = [];
@@ -47,42 +51,76 @@ export function buildPrefixTree(seqs: readonly PackableSequence[]): PrefixTree {
   for (const s of seqs) {
     flatTokens += s.tokenIds.length;
     let parent = -1;
-    for (let i = 0; i < s.tokenIds.length; i++) {
-      const token = s.tokenIds[i]!;
+    for (const token of s.tokenIds) {
       const level = parent < 0 ? roots : children[parent]!;
       let idx = level.get(token);
       if (idx === undefined) {
-        idx = nodes.length;
-        nodes.push({ token, parent, mask: 0, logprob: 0, lossCount: 0 });
+        idx = tokenIds.length;
+        tokenIds.push(token);
+        parents.push(parent);
         children.push(new Map());
         level.set(token, idx);
-      }
-      if (s.lossMask[i] === 1) {
-        const node = nodes[idx]!;
-        node.mask = 1;
-        node.logprob = s.logprobs[i] ?? 0;
-        node.lossCount++;
       }
       parent = idx;
     }
     leaves.push(parent);
   }
-  return { nodes, leaves, flatTokens, treeTokens: nodes.length };
+  return { tokenIds, parents, leaves, flatTokens, treeTokens: tokenIds.length };
+}
+
+/**
+ * Splits a batch into tries of at most `maxSequences` sequences each (the engine's micro-batch), after
+ * ordering the sequences by their tokens so that sequences sharing a prefix land in the same trie.
+ */
+export function packPrefixTrees(seqs: readonly PackableSequence[], maxSequences: number): TreePack[] {
+  const order = seqs.map((_, i) => i).sort((a, b) => compareIds(seqs[a]!.tokenIds, seqs[b]!.tokenIds) || a - b);
+  const packs: TreePack[] = [];
+  const per = Math.max(1, Math.floor(maxSequences));
+  for (let start = 0; start < order.length; start += per) {
+    const indices = order.slice(start, start + per);
+    packs.push({ indices, tree: buildPrefixTree(indices.map((i) => seqs[i]!)) });
+  }
+  return packs;
 }
 
 export function measurePrefixSavings(seqs: readonly PackableSequence[]): PrefixSavings {
   const tree = buildPrefixTree(seqs);
-  return {
-    sequences: seqs.length,
-    flatTokens: tree.flatTokens,
-    treeTokens: tree.treeTokens,
-    saved: tree.flatTokens === 0 ? 0 : 1 - tree.treeTokens / tree.flatTokens,
-  };
+  return savings(seqs.length, tree.flatTokens, tree.treeTokens);
 }
 
-/** Reads one packed sequence back out of the tree (root to its leaf). */
+/** What a set of packs computes against the flat sequences. */
+export function measurePackSavings(packs: readonly TreePack[]): PrefixSavings {
+  let flat = 0;
+  let tree = 0;
+  let n = 0;
+  for (const p of packs) {
+    flat += p.tree.flatTokens;
+    tree += p.tree.treeTokens;
+    n += p.indices.length;
+  }
+  return savings(n, flat, tree);
+}
+
+/** The nodes of one packed sequence, root to leaf: entry t is the node of its token at position t. */
 export function readTreePath(tree: PrefixTree, leaf: number): number[] {
   const out: number[] = [];
-  for (let i = leaf; i >= 0; i = tree.nodes[i]!.parent) out.push(tree.nodes[i]!.token);
+  for (let i = leaf; i >= 0; i = tree.parents[i]!) out.push(i);
   return out.reverse();
+}
+
+/** Depth of each node: the position its token has in every sequence through it. */
+export function computeDepths(tree: PrefixTree): number[] {
+  const depths = new Array<number>(tree.parents.length);
+  tree.parents.forEach((p, i) => (depths[i] = p < 0 ? 0 : depths[p]! + 1));
+  return depths;
+}
+
+function savings(sequences: number, flatTokens: number, treeTokens: number): PrefixSavings {
+  return { sequences, flatTokens, treeTokens, saved: flatTokens === 0 ? 0 : 1 - treeTokens / flatTokens };
+}
+
+function compareIds(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
 }

@@ -41,6 +41,12 @@ export interface TrainBatch {
    * (advantage 1: plain maximum likelihood). `logprobs` are then ignored. The embedded engine implements it (the warm-start needs that engine).
    */
   supervised?: boolean;
+  /**
+   * Train on prefix tries (`merging.prefixTree`): samples sharing a prefix (retried calls, `n > 1`
+   * branches of one prompt) compute it once, each token attending to its own root-to-leaf path. The loss,
+   * gradients and step equal the flat samples' to float rounding; engines that cannot pack train flat.
+   */
+  prefixTree?: boolean;
 }
 
 export interface TrainMetrics {

@@ -24,7 +24,17 @@ import { PrefixCachePool } from "./prefix-cache.ts";
 import { Rng } from "./rng.ts";
 import { logSumExp } from "./kernels.ts";
 import { sampleToken, topLogprobs } from "./sampling.ts";
-import { accumulateSample, countLossTokens, createLossTotals, scoreReference } from "./train-step.ts";
+import {
+  accumulateSample,
+  accumulateTree,
+  countLossTokens,
+  createLossTotals,
+  scoreReference,
+  scoreReferenceTree,
+  type LossTotals,
+  type StepLossParams,
+} from "./train-step.ts";
+import { packTreeBatch } from "./tree-batch.ts";
 
 export type EmbeddedModelOptions = z.infer<typeof EmbeddedModelSchema>;
 export type OptimizerOptions = z.infer<typeof OptimizerSchema>;
@@ -266,7 +276,10 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     const batchTokens = batch.samples.reduce((n, s) => n + countLossTokens(s), 0);
     const lossParams = { clipEps: o.clipEps, klCoef: o.klCoef, supervised: batch.supervised === true };
     const ref = o.klCoef > 0 ? this.reference : null;
-    const refLogps = ref ? batch.samples.map((s) => scoreReference(ref, this.shape, s)) : undefined;
+    const accumulate =
+      batch.prefixTree === true
+        ? this.treeAccumulator(batch, ref, batchTokens, lossParams)
+        : this.flatAccumulator(batch, ref, batchTokens, lossParams);
     let loss = 0;
     let gradNorm = 0;
     let clipped = 0;
@@ -277,11 +290,8 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
       const totals = createLossTotals();
       const wT = transposeWeights(this.weights, this.shape);
       // Gradients accumulate over micro-batches into one step; the event loop runs between them.
-      for (let start = 0; start < batch.samples.length; start += o.microBatch) {
-        const end = Math.min(start + o.microBatch, batch.samples.length);
-        for (let i = start; i < end; i++) {
-          accumulateSample(this.weights, wT, this.grads, this.shape, batch.samples[i]!, refLogps?.[i], batchTokens, lossParams, totals);
-        }
+      for (let unit = 0; unit < accumulate.units; unit++) {
+        accumulate.run(unit, wT, totals);
         await yieldToEventLoop();
       }
       gradNorm += clipGradNorm(this.grads.buffer, o.gradClip);
@@ -308,6 +318,33 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     };
     if (o.klCoef > 0) metrics.kl = kl / n;
     return metrics;
+  }
+
+  /** One unit per micro-batch of samples, each sample its own forward and backward pass. */
+  private flatAccumulator(batch: TrainBatch, ref: ModelWeights | null, batchTokens: number, params: StepLossParams): Accumulator {
+    const micro = this.opts.optimizer.microBatch;
+    const refLogps = ref ? batch.samples.map((s) => scoreReference(ref, this.shape, s)) : undefined;
+    return {
+      units: Math.ceil(batch.samples.length / micro),
+      run: (unit, wT, totals) => {
+        const end = Math.min((unit + 1) * micro, batch.samples.length);
+        for (let i = unit * micro; i < end; i++) {
+          accumulateSample(this.weights, wT, this.grads, this.shape, batch.samples[i]!, refLogps?.[i], batchTokens, params, totals);
+        }
+      },
+    };
+  }
+
+  /** One unit per prefix trie of up to a micro-batch of samples: one forward and backward pass each. */
+  private treeAccumulator(batch: TrainBatch, ref: ModelWeights | null, batchTokens: number, params: StepLossParams): Accumulator {
+    const packs = packTreeBatch(batch.samples, this.opts.optimizer.microBatch);
+    const refLogps = ref ? packs.map((p) => scoreReferenceTree(ref, this.shape, p)) : undefined;
+    return {
+      units: packs.length,
+      run: (unit, wT, totals) => {
+        accumulateTree(this.weights, wT, this.grads, this.shape, packs[unit]!, refLogps?.[unit], batchTokens, params, totals);
+      },
+    };
   }
 
   private checkSample(s: TrainSample): void {
@@ -345,6 +382,12 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
       await seen;
     } while (seen !== this.lastTrain);
   }
+}
+
+/** A step's gradient work in units that the event loop runs between. */
+interface Accumulator {
+  units: number;
+  run(unit: number, wT: ReturnType<typeof transposeWeights>, totals: LossTotals): void;
 }
 
 /** Copies `logits` into `masked` with disallowed ids at -Infinity; false when the mask allows nothing. */

@@ -26,8 +26,10 @@ export {
   type ParamLayout,
   type TensorSpec,
 } from "./layout.ts";
+export { chainLayout, treeLayout, type AttentionLayout } from "./attention-layout.ts";
 export {
   backwardSequence,
+  forwardLayout,
   forwardSequence,
   scoreSequence,
   transposeWeights,
@@ -37,7 +39,17 @@ export {
 export { DecodeScratch, KvCache, decodeTokens } from "./decode.ts";
 export { sampleToken, topLogprobs, type SampledToken } from "./sampling.ts";
 export { computeTokenLoss, type TokenLoss, type TokenLossParams } from "./ppo-loss.ts";
-export { accumulateSample, countLossTokens, createLossTotals, scoreReference, type LossTotals } from "./train-step.ts";
+export {
+  accumulateSample,
+  accumulateTree,
+  countLossTokens,
+  createLossTotals,
+  scoreReference,
+  scoreReferenceTree,
+  type LossTotals,
+  type TreeTrainPack,
+} from "./train-step.ts";
+export { packTreeBatch } from "./tree-batch.ts";
 export { applyAdam, clipGradNorm, createAdamState, type AdamParams, type AdamState } from "./adam.ts";
 export { CheckpointHeaderSchema, readCheckpoint, writeCheckpoint, type CheckpointData, type CheckpointHeader } from "./checkpoint.ts";
 export { Rng } from "./rng.ts";

@@ -11,12 +11,13 @@ import {
   transpose,
   type FloatArray,
 } from "./kernels.ts";
+import { chainLayout, type AttentionLayout } from "./attention-layout.ts";
 import type { ModelShape, ModelWeights } from "./layout.ts";
 
 /**
- * The decoder-only transformer over one whole sequence: token + learned position embeddings, pre-norm
- * blocks (causal multi-head attention, GELU MLP), a final layer norm and the output projection.
- * `forwardSequence` keeps every activation that `backwardSequence` needs.
+ * The decoder-only transformer over one whole sequence or a packed prefix trie: token + learned position
+ * embeddings, pre-norm blocks (multi-head attention over each token's path, GELU MLP), a final layer norm
+ * and the output projection. `forwardLayout` keeps every activation that `backwardSequence` needs.
  */
 export interface LayerActivations {
   xIn: FloatArray;
@@ -24,7 +25,7 @@ export interface LayerActivations {
   ln1Mean: FloatArray;
   ln1Rstd: FloatArray;
   qkv: FloatArray;
-  /** [heads, T, T], lower triangle used. */
+  /** [heads, path entries]: token t's weights over `layout.path[pathStart[t] ..]`. */
   probs: FloatArray;
   att: FloatArray;
   x1: FloatArray;
@@ -38,24 +39,32 @@ export interface LayerActivations {
 export interface ForwardPass {
   ids: readonly number[];
   length: number;
+  layout: AttentionLayout;
   layers: LayerActivations[];
   xOut: FloatArray;
   lnf: FloatArray;
   lnfMean: FloatArray;
   lnfRstd: FloatArray;
-  /** [T, vocab]: row t scores the token at t + 1. */
+  /** [T, vocab]: row t scores the token that follows token t on its path. */
   logits: FloatArray;
 }
 
 export function forwardSequence(w: ModelWeights, shape: ModelShape, ids: readonly number[]): ForwardPass {
+  return forwardLayout(w, shape, chainLayout(ids));
+}
+
+export function forwardLayout(w: ModelWeights, shape: ModelShape, layout: AttentionLayout): ForwardPass {
+  const { ids } = layout;
   const T = ids.length;
+  const P = layout.path.length;
   const { dim: D, heads: H, mlpDim: M, vocabSize: V } = shape;
   const like = w.buffer;
   let x = allocLike(like, T * D);
   for (let t = 0; t < T; t++) {
     const eo = ids[t]! * D;
-    const po = t * D;
-    for (let d = 0; d < D; d++) x[po + d] = w.tokEmb[eo + d]! + w.posEmb[po + d]!;
+    const xo = t * D;
+    const po = layout.positions[t]! * D;
+    for (let d = 0; d < D; d++) x[xo + d] = w.tokEmb[eo + d]! + w.posEmb[po + d]!;
   }
   const layers: LayerActivations[] = [];
   for (const lw of w.layers) {
@@ -65,7 +74,7 @@ export function forwardSequence(w: ModelWeights, shape: ModelShape, ids: readonl
       ln1Mean: allocLike(like, T),
       ln1Rstd: allocLike(like, T),
       qkv: allocLike(like, T * 3 * D),
-      probs: allocLike(like, H * T * T),
+      probs: allocLike(like, H * P),
       att: allocLike(like, T * D),
       x1: allocLike(like, T * D),
       ln2: allocLike(like, T * D),
@@ -76,7 +85,7 @@ export function forwardSequence(w: ModelWeights, shape: ModelShape, ids: readonl
     };
     layerNormForward(a.ln1, a.ln1Mean, a.ln1Rstd, x, lw.ln1g, lw.ln1b, T, D);
     linearForward(a.qkv, a.ln1, lw.wqkv, lw.bqkv, T, D, 3 * D);
-    attentionForward(a.att, a.probs, a.qkv, T, D, H);
+    attentionForward(a.att, a.probs, a.qkv, layout, D, H);
     linearForward(a.x1, a.att, lw.wo, lw.bo, T, D, D);
     for (let i = 0; i < T * D; i++) a.x1[i]! += x[i]!;
     layerNormForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.x1, lw.ln2g, lw.ln2b, T, D);
@@ -94,11 +103,14 @@ export function forwardSequence(w: ModelWeights, shape: ModelShape, ids: readonl
   layerNormForward(lnf, lnfMean, lnfRstd, x, w.lnfg, w.lnfb, T, D);
   const logits = allocLike(like, T * V);
   linearForward(logits, lnf, w.out, null, T, D, V);
-  return { ids, length: T, layers, xOut: x, lnf, lnfMean, lnfRstd, logits };
+  return { ids, length: T, layout, layers, xOut: x, lnf, lnfMean, lnfRstd, logits };
 }
 
-/** Causal softmax attention per head over q, k, v packed in `qkv` ([T, 3·D]). */
-function attentionForward(out: FloatArray, probs: FloatArray, qkv: FloatArray, T: number, D: number, H: number): void {
+/** Softmax attention per head over q, k, v packed in `qkv` ([T, 3·D]); token t sees its layout path. */
+function attentionForward(out: FloatArray, probs: FloatArray, qkv: FloatArray, layout: AttentionLayout, D: number, H: number): void {
+  const { path, pathStart } = layout;
+  const T = layout.ids.length;
+  const P = path.length;
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
   const stride = 3 * D;
@@ -108,27 +120,29 @@ function attentionForward(out: FloatArray, probs: FloatArray, qkv: FloatArray, T
     const ko = D + h * hd;
     const vo = 2 * D + h * hd;
     for (let t = 0; t < T; t++) {
-      const row = (h * T + t) * T;
+      const base = pathStart[t]!;
+      const n = pathStart[t + 1]! - base;
+      const row = h * P + base;
       const qt = t * stride + qo;
       let max = -Infinity;
-      for (let s = 0; s <= t; s++) {
-        const sc = dot(qkv, qt, qkv, s * stride + ko, hd) * scale;
-        probs[row + s] = sc;
+      for (let j = 0; j < n; j++) {
+        const sc = dot(qkv, qt, qkv, path[base + j]! * stride + ko, hd) * scale;
+        probs[row + j] = sc;
         if (sc > max) max = sc;
       }
       let sum = 0;
-      for (let s = 0; s <= t; s++) {
-        const e = Math.exp(probs[row + s]! - max);
-        probs[row + s] = e;
+      for (let j = 0; j < n; j++) {
+        const e = Math.exp(probs[row + j]! - max);
+        probs[row + j] = e;
         sum += e;
       }
       const inv = 1 / sum;
       const ot = t * D + h * hd;
-      for (let s = 0; s <= t; s++) {
-        const p = probs[row + s]! * inv;
-        probs[row + s] = p;
-        const vs = s * stride + vo;
-        for (let j = 0; j < hd; j++) out[ot + j]! += p * qkv[vs + j]!;
+      for (let j = 0; j < n; j++) {
+        const p = probs[row + j]! * inv;
+        probs[row + j] = p;
+        const vs = path[base + j]! * stride + vo;
+        for (let i = 0; i < hd; i++) out[ot + i]! += p * qkv[vs + i]!;
       }
     }
   }
@@ -139,11 +153,14 @@ function attentionBackward(
   dOut: FloatArray,
   probs: FloatArray,
   qkv: FloatArray,
-  T: number,
+  layout: AttentionLayout,
   D: number,
   H: number,
   dp: Float64Array,
 ): void {
+  const { path, pathStart } = layout;
+  const T = layout.ids.length;
+  const P = path.length;
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
   const stride = 3 * D;
@@ -153,25 +170,27 @@ function attentionBackward(
     const ko = D + h * hd;
     const vo = 2 * D + h * hd;
     for (let t = 0; t < T; t++) {
-      const row = (h * T + t) * T;
+      const base = pathStart[t]!;
+      const n = pathStart[t + 1]! - base;
+      const row = h * P + base;
       const ot = t * D + h * hd;
       let sumPdP = 0;
-      for (let s = 0; s <= t; s++) {
-        const vs = s * stride + vo;
-        const p = probs[row + s]!;
-        for (let j = 0; j < hd; j++) dqkv[vs + j]! += p * dOut[ot + j]!;
+      for (let j = 0; j < n; j++) {
+        const vs = path[base + j]! * stride + vo;
+        const p = probs[row + j]!;
+        for (let i = 0; i < hd; i++) dqkv[vs + i]! += p * dOut[ot + i]!;
         const d = dot(dOut, ot, qkv, vs, hd);
-        dp[s] = d;
+        dp[j] = d;
         sumPdP += p * d;
       }
       const qt = t * stride + qo;
-      for (let s = 0; s <= t; s++) {
-        const ds = probs[row + s]! * (dp[s]! - sumPdP) * scale;
+      for (let j = 0; j < n; j++) {
+        const ds = probs[row + j]! * (dp[j]! - sumPdP) * scale;
         if (ds === 0) continue;
-        const ks = s * stride + ko;
-        for (let j = 0; j < hd; j++) {
-          dqkv[qt + j]! += ds * qkv[ks + j]!;
-          dqkv[ks + j]! += ds * qkv[qt + j]!;
+        const ks = path[base + j]! * stride + ko;
+        for (let i = 0; i < hd; i++) {
+          dqkv[qt + i]! += ds * qkv[ks + i]!;
+          dqkv[ks + i]! += ds * qkv[qt + i]!;
         }
       }
     }
@@ -220,7 +239,9 @@ export function backwardSequence(
   const dh = allocLike(like, T * M);
   const dTmp = allocLike(like, T * D);
   const dqkv = allocLike(like, T * 3 * D);
-  const dp = new Float64Array(T);
+  let longest = 0;
+  for (let t = 0; t < T; t++) longest = Math.max(longest, pass.layout.positions[t]! + 1);
+  const dp = new Float64Array(longest);
   for (let l = w.layers.length - 1; l >= 0; l--) {
     const lw = w.layers[l]!;
     const lt = wT.layers[l]!;
@@ -233,21 +254,22 @@ export function backwardSequence(
     layerNormBackward(dx, lg.ln2g, lg.ln2b, dTmp, a.x1, a.ln2Mean, a.ln2Rstd, lw.ln2g, T, D);
     // Attention: x1 = xIn + Wo attn(Wqkv ln1(xIn)).
     linearBackward(dTmp, lg.wo, lg.bo, dx, a.att, lt.wo, T, D, D, dyT, xT);
-    attentionBackward(dqkv, dTmp, a.probs, a.qkv, T, D, H, dp);
+    attentionBackward(dqkv, dTmp, a.probs, a.qkv, pass.layout, D, H, dp);
     linearBackward(dTmp, lg.wqkv, lg.bqkv, dqkv, a.ln1, lt.wqkv, T, D, 3 * D, dyT, xT);
     layerNormBackward(dx, lg.ln1g, lg.ln1b, dTmp, a.xIn, a.ln1Mean, a.ln1Rstd, lw.ln1g, T, D);
   }
   for (let t = 0; t < T; t++) {
     const eo = pass.ids[t]! * D;
-    const po = t * D;
+    const xo = t * D;
+    const po = pass.layout.positions[t]! * D;
     for (let d = 0; d < D; d++) {
-      g.tokEmb[eo + d]! += dx[po + d]!;
-      g.posEmb[po + d]! += dx[po + d]!;
+      g.tokEmb[eo + d]! += dx[xo + d]!;
+      g.posEmb[po + d]! += dx[xo + d]!;
     }
   }
 }
 
-/** Log-prob of ids[t] given ids[0..t) for t >= 1; entry 0 is 0. */
+/** Log-prob of ids[t] given ids[0..t) for t >= 1; entry 0 is 0. For a chain's pass. */
 export function scoreSequence(pass: ForwardPass, vocab: number): number[] {
   const out = new Array<number>(pass.length).fill(0);
   for (let t = 1; t < pass.length; t++) {

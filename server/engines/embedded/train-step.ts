@@ -1,7 +1,8 @@
 import type { TrainSample } from "../../training/sample.ts";
+import type { AttentionLayout } from "./attention-layout.ts";
 import { allocLike, logSumExp } from "./kernels.ts";
 import type { ModelShape, ModelWeights } from "./layout.ts";
-import { backwardSequence, forwardSequence, scoreSequence, type TransposedWeights } from "./model.ts";
+import { backwardSequence, forwardLayout, forwardSequence, scoreSequence, type TransposedWeights } from "./model.ts";
 import { computeTokenLoss, type TokenLossParams } from "./ppo-loss.ts";
 
 /** The loss of one step: PPO-clip (+KL), or supervised (ratio 1, the reported loss the mean negative log-likelihood). */
@@ -76,4 +77,86 @@ export function accumulateSample(
     anyActive = true;
   }
   if (anyActive) backwardSequence(w, wT, grads, shape, pass, dLogits);
+}
+
+/**
+ * Samples packed into one prefix trie: `layout` is the trie's ([`treeLayout`]), `parents` its parent
+ * links, and `paths[k]` the nodes of `samples[k]` root to leaf (entry t holds its token t).
+ */
+export interface TreeTrainPack {
+  layout: AttentionLayout;
+  parents: readonly number[];
+  samples: readonly TrainSample[];
+  paths: ReadonlyArray<readonly number[]>;
+}
+
+/** Log-prob of each trie node's token given its path under a reference model (0 for a root). */
+export function scoreReferenceTree(ref: ModelWeights, shape: ModelShape, pack: TreeTrainPack): Float64Array {
+  const V = shape.vocabSize;
+  const pass = forwardLayout(ref, shape, pack.layout);
+  const out = new Float64Array(pack.parents.length);
+  pack.parents.forEach((p, i) => {
+    if (p >= 0) out[i] = pass.logits[p * V + pack.layout.ids[i]!]! - logSumExp(pass.logits, p * V, V);
+  });
+  return out;
+}
+
+/**
+ * `accumulateSample` for every sample of a trie at once: one forward and one backward pass over the
+ * trie's nodes. Each sample's masked token t adds its own loss (its behaviour log-prob, advantage and
+ * weight) at its node, scored from the parent node's logits, so the loss and gradient are the flat
+ * samples' (sums in another order: equal to float rounding).
+ */
+export function accumulateTree(
+  w: ModelWeights,
+  wT: TransposedWeights,
+  grads: ModelWeights,
+  shape: ModelShape,
+  pack: TreeTrainPack,
+  refLogps: Float64Array | undefined,
+  batchTokens: number,
+  params: StepLossParams,
+  totals: LossTotals,
+): void {
+  const V = shape.vocabSize;
+  const N = pack.layout.ids.length;
+  const pass = forwardLayout(w, shape, pack.layout);
+  const dLogits = allocLike(w.buffer, N * V);
+  const lse = new Float64Array(N).fill(Number.NaN);
+  const softmaxWeight = new Float64Array(N);
+  const active = new Uint8Array(N);
+  let anyActive = false;
+  pack.samples.forEach((sample, k) => {
+    const path = pack.paths[k]!;
+    const scale = sample.weight / batchTokens;
+    for (let t = 1; t < path.length; t++) {
+      if (sample.lossMask[t] !== 1) continue;
+      const node = path[t]!;
+      const row = path[t - 1]!;
+      const off = row * V;
+      if (Number.isNaN(lse[row]!)) lse[row] = logSumExp(pass.logits, off, V);
+      const id = sample.tokenIds[t]!;
+      const newLogp = pass.logits[off + id]! - lse[row]!;
+      const tl = computeTokenLoss(newLogp, params.supervised ? newLogp : sample.logprobs[t]!, sample.advantage, refLogps?.[node], params);
+      totals.loss += scale * (params.supervised ? -newLogp : tl.loss);
+      totals.tokens++;
+      totals.kl += tl.kl;
+      if (tl.clipped) totals.clipped++;
+      const g = scale * tl.dLogp;
+      if (g === 0) continue;
+      softmaxWeight[row]! += g;
+      dLogits[off + id]! += g;
+      active[row] = 1;
+      anyActive = true;
+    }
+  });
+  if (!anyActive) return;
+  for (let row = 0; row < N; row++) {
+    if (active[row] !== 1) continue;
+    const off = row * V;
+    const g = softmaxWeight[row]!;
+    const l = lse[row]!;
+    for (let v = 0; v < V; v++) dLogits[off + v]! -= g * Math.exp(pass.logits[off + v]! - l);
+  }
+  backwardSequence(w, wT, grads, shape, pass, dLogits);
 }

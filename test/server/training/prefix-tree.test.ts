@@ -1,25 +1,42 @@
 import { describe, expect, it } from "vitest";
 import { mergeTimelines } from "../../../server/training/merge-timelines.ts";
-import { buildPrefixTree, measurePrefixSavings, readTreePath } from "../../../server/training/prefix-tree.ts";
+import {
+  buildPrefixTree,
+  computeDepths,
+  measurePackSavings,
+  measurePrefixSavings,
+  packPrefixTrees,
+  readTreePath,
+} from "../../../server/training/prefix-tree.ts";
 import { recordEpisode, step } from "./helpers/record-episode.ts";
 
-const seq = (tokenIds: number[], lossMask: number[]) => ({ tokenIds, lossMask, logprobs: lossMask.map((m) => (m ? -0.5 : 0)) });
+const seq = (tokenIds: number[], _lossMask?: number[]) => ({ tokenIds });
 
 describe("prefix-tree packing", () => {
   it("stores a shared prefix once and reads every sequence back", () => {
-    const seqs = [seq([1, 2, 3, 4], [0, 0, 1, 1]), seq([1, 2, 5], [0, 0, 1]), seq([7], [1])];
+    const seqs = [seq([1, 2, 3, 4]), seq([1, 2, 5]), seq([7])];
     const tree = buildPrefixTree(seqs);
     expect(tree).toMatchObject({ flatTokens: 8, treeTokens: 6 });
-    expect(tree.leaves.map((l) => readTreePath(tree, l))).toEqual(seqs.map((s) => s.tokenIds));
-    for (const [i, n] of tree.nodes.entries()) expect(n.parent).toBeLessThan(i);
+    expect(tree.leaves.map((l) => readTreePath(tree, l).map((n) => tree.tokenIds[n]))).toEqual(seqs.map((s) => s.tokenIds));
+    for (const [i, p] of tree.parents.entries()) expect(p).toBeLessThan(i);
+    expect(computeDepths(tree)).toEqual([0, 1, 2, 3, 2, 0]);
     expect(measurePrefixSavings(seqs).saved).toBeCloseTo(0.25, 12);
   });
 
-  it("counts a (context, token) trained twice as two losses, and one trained once in one branch as one", () => {
-    const tree = buildPrefixTree([seq([1, 2, 3], [0, 1, 1]), seq([1, 2, 4], [0, 0, 1]), seq([1, 2, 3], [0, 1, 1])]);
-    const two = tree.nodes[1]!;
-    expect([two.token, two.mask, two.lossCount]).toEqual([2, 1, 2]);
-    expect(tree.nodes.map((n) => n.lossCount)).toEqual([0, 2, 2, 1]);
+  it("ends a sequence that is another's prefix on an inner node, and shares every node of a duplicate", () => {
+    const tree = buildPrefixTree([seq([1, 2, 3]), seq([1, 2]), seq([1, 2, 3]), seq([])]);
+    expect(tree.treeTokens).toBe(3);
+    expect(tree.leaves).toEqual([2, 1, 2, -1]);
+  });
+
+  it("packs sequences sharing a prefix into the same trie, at most N per trie", () => {
+    const seqs = [seq([5, 1]), seq([1, 2, 3]), seq([5, 2]), seq([1, 2, 4])];
+    const packs = packPrefixTrees(seqs, 2);
+    expect(packs.map((p) => p.indices)).toEqual([[1, 3], [0, 2]]);
+    expect(measurePackSavings(packs)).toMatchObject({ sequences: 4, flatTokens: 10, treeTokens: 7 });
+    for (const p of packs) {
+      p.indices.forEach((i, k) => expect(readTreePath(p.tree, p.tree.leaves[k]!).map((n) => p.tree.tokenIds[n])).toEqual(seqs[i]!.tokenIds));
+    }
   });
 
   it("measures what a retried call's timelines would save", () => {

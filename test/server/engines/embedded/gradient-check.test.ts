@@ -2,12 +2,15 @@ import { describe, expect, it } from "vitest";
 import {
   Rng,
   accumulateSample,
+  accumulateTree,
   countLossTokens,
   createLayout,
   createLossTotals,
   forwardSequence,
   initWeights,
+  packTreeBatch,
   scoreReference,
+  scoreReferenceTree,
   scoreSequence,
   transposeWeights,
   viewWeights,
@@ -23,10 +26,18 @@ function perturb(buf: Float64Array, rng: Rng, scale: number): void {
   for (let i = 0; i < buf.length; i++) buf[i] = buf[i]! + rng.gaussian() * scale;
 }
 
-function batchLoss(w: ModelWeights, grads: ModelWeights, shape: ModelShape, samples: TrainSample[], ref: ModelWeights): number {
+type Path = "flat" | "tree";
+
+function batchLoss(path: Path, w: ModelWeights, grads: ModelWeights, shape: ModelShape, samples: TrainSample[], ref: ModelWeights): number {
   const tokens = samples.reduce((n, s) => n + countLossTokens(s), 0);
   const totals = createLossTotals();
   const wT = transposeWeights(w, shape);
+  if (path === "tree") {
+    for (const p of packTreeBatch(samples, 16)) {
+      accumulateTree(w, wT, grads, shape, p, scoreReferenceTree(ref, shape, p), tokens, PARAMS, totals);
+    }
+    return totals.loss;
+  }
   for (const s of samples) {
     accumulateSample(w, wT, grads, shape, s, scoreReference(ref, shape, s), tokens, PARAMS, totals);
   }
@@ -39,8 +50,11 @@ function makeSamples(w: ModelWeights, shape: ModelShape, rng: Rng): TrainSample[
     { length: 6, advantage: -0.7, weight: 0.5 },
     { length: 12, advantage: 0.4, weight: 2 },
   ];
-  return specs.map(({ length, advantage, weight }) => {
-    const tokenIds = Array.from({ length }, () => Math.floor(rng.next() * shape.vocabSize));
+  // The third sample branches from the first after 5 tokens: the tree path shares that prefix.
+  const first: number[] = [];
+  return specs.map(({ length, advantage, weight }, k) => {
+    const tokenIds = Array.from({ length }, (_, t) => (k === 2 && t < 5 ? first[t]! : Math.floor(rng.next() * shape.vocabSize)));
+    if (k === 0) first.push(...tokenIds);
     const lossMask = tokenIds.map((_, t) => (t > 0 && rng.next() < 0.7 ? 1 : 0));
     const current = scoreSequence(forwardSequence(w, shape, tokenIds), shape.vocabSize);
     // Behaviour log-probs near the current ones: most ratios inside the clip range, some outside.
@@ -49,7 +63,12 @@ function makeSamples(w: ModelWeights, shape: ModelShape, rng: Rng): TrainSample[
   });
 }
 
-describe.each([true, false])("embedded gradients (tiedOutput %s)", (tiedOutput) => {
+describe.each([
+  [true, "flat"],
+  [false, "flat"],
+  [true, "tree"],
+  [false, "tree"],
+] as const)("embedded gradients (tiedOutput %s, %s path)", (tiedOutput, path) => {
   it("match central finite differences in every tensor", () => {
     const shape: ModelShape = { vocabSize: 11, layers: 2, dim: 8, heads: 2, context: 12, mlpDim: 16, tiedOutput };
     const layout = createLayout(shape);
@@ -64,7 +83,8 @@ describe.each([true, false])("embedded gradients (tiedOutput %s)", (tiedOutput) 
     const grads = viewWeights(layout, new Float64Array(layout.size));
     const scratch = viewWeights(layout, new Float64Array(layout.size));
     const samples = makeSamples(w, shape, rng);
-    batchLoss(w, grads, shape, samples, ref);
+    batchLoss(path, w, grads, shape, samples, ref);
+    if (path === "tree") expect(packTreeBatch(samples, 16)[0]!.layout.ids.length).toBeLessThanOrEqual(9 + 6 + 12 - 5);
 
     const h = 1e-5;
     let checked = 0;
@@ -73,9 +93,9 @@ describe.each([true, false])("embedded gradients (tiedOutput %s)", (tiedOutput) 
         const i = t.offset + Math.floor(rng.next() * t.size);
         const orig = buf[i]!;
         buf[i] = orig + h;
-        const up = batchLoss(w, scratch, shape, samples, ref);
+        const up = batchLoss(path, w, scratch, shape, samples, ref);
         buf[i] = orig - h;
-        const down = batchLoss(w, scratch, shape, samples, ref);
+        const down = batchLoss(path, w, scratch, shape, samples, ref);
         buf[i] = orig;
         const numeric = (up - down) / (2 * h);
         const analytic = grads.buffer[i]!;

@@ -1,0 +1,17 @@
+import { packPrefixTrees, readTreePath } from "../../training/prefix-tree.ts";
+import type { TrainSample } from "../../training/sample.ts";
+import { treeLayout } from "./attention-layout.ts";
+import type { TreeTrainPack } from "./train-step.ts";
+
+/**
+ * A batch's samples as prefix tries of at most `maxSamples` samples each (the micro-batch), samples that
+ * share a prefix in the same trie. Each pack keeps its samples as they are, with their paths.
+ */
+export function packTreeBatch(samples: readonly TrainSample[], maxSamples: number): TreeTrainPack[] {
+  return packPrefixTrees(samples, maxSamples).map(({ indices, tree }) => ({
+    layout: treeLayout(tree.tokenIds, tree.parents),
+    parents: tree.parents,
+    samples: indices.map((i) => samples[i]!),
+    paths: tree.leaves.map((leaf) => readTreePath(tree, leaf)),
+  }));
+}
