@@ -13,8 +13,18 @@ export const SplitSchema = z.union([
 export type Split = z.infer<typeof SplitSchema>;
 
 export const LimitsSchema = z.object({
-  memoryMb: z.number().int().positive().default(128).describe("Memory cap per instance, MiB"),
-  callTimeoutMs: z.number().int().positive().default(5_000).describe("Time limit for one reset/step"),
+  memoryMb: z
+    .number()
+    .int()
+    .positive()
+    .default(128)
+    .describe("Memory cap per instance, MiB: the isolate's heap (vm) or the container's memory (docker). An instance over it fails only its episode (kind oom) and is replaced"),
+  callTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(5_000)
+    .describe("Time limit for one call (reset, step, tasks, solve), ms, including work after an await. A call over it fails its episode (kind timeout) and the instance is replaced"),
   cpus: z.number().positive().default(1).describe("CPU share per instance (docker)"),
   pids: z.number().int().positive().default(64).describe("Process cap per instance (docker)"),
   startTimeoutMs: z.number().int().positive().default(30_000).describe("Time limit for an instance to become ready"),
@@ -22,23 +32,40 @@ export const LimitsSchema = z.object({
 export type Limits = z.infer<typeof LimitsSchema>;
 
 export const DockerSchema = z.object({
-  dockerfile: z.string().default("Dockerfile"),
+  dockerfile: z
+    .string()
+    .default("Dockerfile")
+    .describe("The Dockerfile, relative to the plugin folder. Built offline, never pulling, with the build arg AGENTJET_NODE_BASE (a FROM-scratch image with Node and no shell: COPY works, RUN does not) and AGENTJET_PYTHON_BASE (the same with the host's Python 3)"),
   image: z.string().optional().describe("Use this local image instead of building one"),
-  network: z.enum(["none", "internal"]).default("none"),
+  network: z.enum(["none", "internal"]).default("none").describe("`none`: no network at all; `internal`: a network with no route out (for `port`)"),
   port: z.number().int().positive().optional().describe("Port the instance serves the protocol on; stdio when absent"),
-  command: z.array(z.string()).optional(),
+  command: z.array(z.string()).optional().describe("Overrides the image's command (CMD)"),
   mounts: z
-    .array(z.object({ name: z.string(), target: z.string(), readOnly: z.boolean().default(true) }))
+    .array(
+      z.object({
+        name: z.string().describe("The name the user gives a host folder with `--mount <name>=<path>`"),
+        target: z.string().describe("Where the folder appears in the container"),
+        readOnly: z.boolean().default(true),
+      }),
+    )
     .default([])
     .describe("Host folders the user supplies at install time (e.g. licensed data), by name"),
 });
 
 export const ManifestSchema = z.object({
-  name: z.string().regex(NAME, "lower-case letters, digits and '-', starting with a letter"),
-  version: z.string().regex(SEMVER, "a semver version such as 1.0.0"),
-  description: z.string().min(1),
-  license: z.string().min(1),
-  kind: z.enum(["vm", "docker"]),
+  name: z
+    .string()
+    .regex(NAME, "lower-case letters, digits and '-', starting with a letter")
+    .describe("The registry key and the `env` a run config names: lower-case letters, digits and '-', starting with a letter"),
+  version: z.string().regex(SEMVER, "a semver version such as 1.0.0").describe("Semver; a published version never changes its hash"),
+  description: z.string().min(1).describe("One line for `agentjet env list`"),
+  license: z.string().min(1).describe("An SPDX identifier (Apache-2.0, MIT, ...)"),
+  kind: z
+    .enum(["vm", "docker"])
+    .describe(
+      "`vm`: a V8 isolate (no Node APIs, files or network; npm dependencies are bundled in, `browser` fields apply). " +
+        "`docker`: a container built offline from `docker.dockerfile` (Node APIs, native code, files, another runtime)",
+    ),
   entry: z.string().min(1).describe("The plugin's code entry, relative to the plugin folder"),
   prepare: z
     .string()
@@ -48,16 +75,33 @@ export const ManifestSchema = z.object({
         "It exports `prepare(ctx: PrepareContext)` (sdk/env/prepare.ts).",
     ),
   agents: z
-    .array(z.object({ id: z.string().min(1), role: z.string().min(1) }))
+    .array(
+      z.object({
+        id: z.string().min(1).describe("The seat's id: the key of observations, actions and rewards"),
+        role: z.string().min(1).describe("The seat's role"),
+      }),
+    )
     .min(1)
     .describe("The seats of an episode and their roles; roles are what the run config maps to policies"),
-  splits: z.record(z.string(), SplitSchema).refine((s) => Object.keys(s).length > 0, "at least one split"),
-  limits: LimitsSchema.default(LimitsSchema.parse({})),
-  reward: z.object({ min: z.number(), max: z.number() }).refine((r) => r.min < r.max, "min must be below max"),
+  splits: z
+    .record(z.string(), SplitSchema)
+    .refine((s) => Object.keys(s).length > 0, "at least one split")
+    .describe("The datasets, by split name (train, test, ...); at least one"),
+  limits: LimitsSchema.default(LimitsSchema.parse({})).describe("Resource limits of one instance"),
+  reward: z
+    .object({
+      min: z.number().describe("The lowest reward an agent can get"),
+      max: z.number().describe("The highest; the conformance suite's `solve` check expects the reference agent to reach it"),
+    })
+    .refine((r) => r.min < r.max, "min must be below max")
+    .describe("The reward range: every reward the environment gives must lie in [min, max]"),
   agentjet: z.string().default("^0.1.0").describe("The agentjet versions this plugin supports (semver range)"),
   reusable: z.boolean().default(true).describe("Whether an instance may serve several episodes in turn"),
-  docker: DockerSchema.optional(),
-  dependencies: z.record(z.string(), z.string()).default({}),
+  docker: DockerSchema.optional().describe("kind docker: how the image is built and run"),
+  dependencies: z
+    .record(z.string(), z.string())
+    .default({})
+    .describe("npm dependencies (name -> version range), merged with package.json's `dependencies`; installed into the environment's own node_modules"),
   installScripts: z
     .boolean()
     .optional()

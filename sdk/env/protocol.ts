@@ -6,27 +6,30 @@ import { z } from "zod";
  */
 
 export const EnvMessageSchema = z.object({
-  role: z.enum(["system", "user"]),
-  content: z.string(),
+  role: z.enum(["system", "user"]).describe("Who speaks: the environment's instructions (`system`) or its message to the agent (`user`)"),
+  content: z.string().describe("The text"),
 });
 export type EnvMessage = z.infer<typeof EnvMessageSchema>;
 
 /** One item of an environment's dataset. `data` is the environment's own payload (a problem, a seed...). */
 export const TaskSchema = z.object({
-  id: z.string().min(1),
-  split: z.string().default("train"),
-  data: z.unknown(),
+  id: z.string().min(1).describe("Unique within the split; runs and reports name tasks by it"),
+  split: z.string().default("train").describe("The split the task belongs to"),
+  data: z.unknown().describe("The environment's own payload (a problem, a seed, a board...)"),
   /**
    * The seats of this task when they differ per task (werewolves deals roles from the task's seed);
    * the manifest's `agents` otherwise.
    */
-  agents: z.array(z.object({ id: z.string().min(1), role: z.string().min(1) })).optional(),
+  agents: z
+    .array(z.object({ id: z.string().min(1), role: z.string().min(1) }))
+    .optional()
+    .describe("The seats of this task when they differ per task; the manifest's `agents` otherwise"),
 });
 export type Task = z.infer<typeof TaskSchema>;
 
 /** What one agent sees when it is its turn: messages to append to that agent's own conversation. */
 export const ObservationSchema = z.object({
-  messages: z.array(EnvMessageSchema).min(1),
+  messages: z.array(EnvMessageSchema).min(1).describe("Appended to the agent's conversation; at least one"),
 });
 export type Observation = z.infer<typeof ObservationSchema>;
 
@@ -35,36 +38,51 @@ export type Observation = z.infer<typeof ObservationSchema>;
  * (one, several in turn, or several at once). When `done`, `rewards` names a reward per agent.
  */
 export const TurnSchema = z.object({
-  observations: z.record(z.string(), ObservationSchema),
-  done: z.boolean(),
-  rewards: z.record(z.string(), z.number().finite()).optional(),
-  info: z.record(z.string(), z.unknown()).optional(),
+  observations: z
+    .record(z.string(), ObservationSchema)
+    .describe("Agent id -> what it sees now; exactly the agents that must act next (empty when done)"),
+  done: z
+    .boolean()
+    .describe("`false`: the episode goes on, and the agents in `observations` answer with the next step; `true`: it is over"),
+  rewards: z
+    .record(z.string(), z.number().finite())
+    .optional()
+    .describe("Agent id -> reward, inside the manifest's `reward` range; when done, one for every agent the episode seats except the built-in players (else the turn is a protocol failure)"),
+  info: z.record(z.string(), z.unknown()).optional().describe("Free-form details for logs and reports (e.g. `correct`)"),
 });
 export type Turn = z.infer<typeof TurnSchema>;
 
 export const ResetRequestSchema = z.object({
-  task: TaskSchema,
-  seed: z.number().int(),
-  /** Agents the environment plays itself with its built-in (rule-based) players; never asked to act. */
-  builtinAgents: z.array(z.string()).default([]),
+  task: TaskSchema.describe("The task this episode plays"),
+  seed: z.number().int().describe("The episode's seed: the same task, seed and actions must give the same turns"),
+  builtinAgents: z
+    .array(z.string())
+    .default([])
+    .describe("Agents the environment plays itself with its built-in (rule-based) players; never asked to act"),
 });
 export type ResetRequest = z.infer<typeof ResetRequestSchema>;
 
 /** Actions are the assistant text of each agent that was asked to act. */
-export const StepRequestSchema = z.object({ actions: z.record(z.string(), z.string()) });
+export const StepRequestSchema = z.object({
+  actions: z
+    .record(z.string(), z.string())
+    .describe("Agent id -> its reply, for every agent of the last turn's `observations`; any text, malformed or not"),
+});
 export type StepRequest = z.infer<typeof StepRequestSchema>;
 
 export const GenerateTasksRequestSchema = z.object({
-  split: z.string(),
-  seed: z.number().int(),
-  count: z.number().int().positive(),
+  split: z.string().describe("A split the manifest declares as `{ generate: N }`"),
+  seed: z.number().int().describe("Same seed, same tasks"),
+  count: z.number().int().positive().describe("How many tasks to make (the split's N)"),
 });
 export type GenerateTasksRequest = z.infer<typeof GenerateTasksRequestSchema>;
 
 export const SolveRequestSchema = z.object({
-  task: TaskSchema,
-  agent: z.string(),
-  messages: z.array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() })),
+  task: TaskSchema.describe("The task being played"),
+  agent: z.string().describe("The agent to answer for"),
+  messages: z
+    .array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() }))
+    .describe("That agent's conversation so far"),
 });
 export type SolveRequest = z.infer<typeof SolveRequestSchema>;
 

@@ -1,5 +1,6 @@
 import { type Command, EXIT } from "../command.ts";
 import { ADD_HELP, INSTALL_HELP, runAdd, runInstall } from "../env/add.ts";
+import { DOCS_HELP, runDocs } from "../env/docs.ts";
 import { INIT_HELP, runInit } from "../env/init.ts";
 import { createIo, type EnvIo, reportError } from "../env/io.ts";
 import { INFO_HELP, LIST_HELP, runInfo, runList } from "../env/list.ts";
@@ -23,6 +24,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   init: { summary: "scaffold a new environment plugin", help: INIT_HELP, run: runInit },
   test: { summary: "run the conformance suite on a plugin", help: TEST_HELP, run: runTest },
   pack: { summary: "pack a plugin and print its registry entry", help: PACK_HELP, run: runPack },
+  docs: { summary: "print the manifest or protocol reference (Markdown)", help: DOCS_HELP, run: runDocs },
 };
 
 const HELP = [
@@ -43,7 +45,7 @@ const HELP = [
 
 export const command: Command = {
   name: "env",
-  summary: "manage environment plugins (add, list, info, remove, update, init, test, pack)",
+  summary: "manage environment plugins (add, list, info, remove, update, init, test, pack, docs)",
   help: HELP,
   helpFor: (argv) => SUBCOMMANDS[argv[0] ?? ""]?.help ?? HELP,
   async run(argv) {
