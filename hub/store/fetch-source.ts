@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +15,8 @@ export interface FetchedSource {
   sha256: string;
   /** The source with relative paths resolved, as the lockfile records it. */
   resolved: Source;
+  /** For a tarball: the sha256 of the file's bytes as read (compressed), which `sha256sum x.tgz` prints. */
+  fileSha256?: string;
 }
 
 async function readBytes(location: string): Promise<Buffer> {
@@ -40,7 +43,8 @@ function withTempDir<T>(fn: (dir: string) => T): T {
 }
 
 /** Canonical content of a tarball: extracted, then packed again, so excluded paths never count. */
-function canonicalFromTarball(bytes: Buffer): { tar: Buffer; sha256: string } {
+function canonicalFromTarball(bytes: Buffer): { tar: Buffer; sha256: string; fileSha256: string } {
+  const fileSha256 = createHash("sha256").update(bytes).digest("hex");
   return withTempDir((dir) => {
     try {
       extractTar(ungzipIfNeeded(bytes), dir);
@@ -48,7 +52,7 @@ function canonicalFromTarball(bytes: Buffer): { tar: Buffer; sha256: string } {
       throw new SourceFetchError(`not a readable tarball: ${(cause as Error).message}`, cause);
     }
     const { tar, sha256 } = packTree(dir);
-    return { tar, sha256 };
+    return { tar, sha256, fileSha256 };
   });
 }
 
@@ -66,7 +70,10 @@ export async function fetchSource(source: Source, base: string): Promise<Fetched
   switch (source.type) {
     case "path": {
       const abs = resolveAgainst(base, source.path);
-      if (!existsSync(abs)) throw new SourceFetchError(`source folder ${abs} does not exist`);
+      if (!existsSync(abs)) {
+        const what = /\.(tgz|tar|tar\.gz)$/.test(abs) ? "tarball" : "source folder or tarball";
+        throw new SourceFetchError(`${what} ${abs} does not exist`);
+      }
       if (statSync(abs).isFile()) {
         return { ...canonicalFromTarball(await readBytes(abs)), resolved: { type: "tarball", url: abs } };
       }

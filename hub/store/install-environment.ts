@@ -55,6 +55,12 @@ export interface AddResult {
   dir: string;
   /** How the content was checked: against the registry, a pinned hash (`sha256` or the lockfile), or not at all. */
   verified: "registry" | "pinned" | "unverified";
+  /**
+   * Which hash the pin matched: `content` (the sha256 of the canonical uncompressed tar, what `env pack`
+   * prints and registries pin) or `tarball-file` (the sha256 of the .tgz bytes, what `sha256sum` prints).
+   * The lockfile always pins the content hash.
+   */
+  matched?: "content" | "tarball-file";
   bundlePath?: string;
   image?: string;
   smoke?: SmokeResult;
@@ -113,18 +119,26 @@ async function installPinned(p: PinnedInstall, timings: Record<string, number>):
     throw new InvalidPluginError(`the content is ${label}, but version ${p.version} was asked for`);
   }
   if (p.kind && manifest.kind !== p.kind) throw new InvalidPluginError(`${label} is kind '${manifest.kind}', the registry says '${p.kind}'`);
-  if (p.expectedSha && p.expectedSha !== p.fetched.sha256) {
+  const expected = p.expectedSha?.toLowerCase();
+  const matched = !expected ? undefined : expected === p.fetched.sha256 ? "content" : expected === p.fetched.fileSha256 ? "tarball-file" : undefined;
+  if (expected && !matched) {
     throw new IntegrityError(
-      `sha256 mismatch for ${label}: expected ${p.expectedSha}, the content hashes to ${p.fetched.sha256}. ` +
-        "It may be corrupt or tampered with; nothing was installed." +
+      `sha256 mismatch for ${label}: expected ${expected}, but neither the content sha256 (of the canonical uncompressed tar, ` +
+        `what \`agentjet env pack\` prints)${p.fetched.fileSha256 ? " nor the tarball file's sha256 (what `sha256sum` prints)" : ""} matches. ` +
+        "It may be corrupt or tampered with; nothing was installed. Do not copy a hash from this message: take it from " +
+        "`agentjet env pack` on the source you reviewed." +
         (p.fetched.resolved.type === "path"
           ? ` If you edited ${p.fetched.resolved.path} on purpose, re-pin it: agentjet env pack ${p.fetched.resolved.path} --write-registry <registry.json>`
           : ""),
-      p.expectedSha,
+      expected,
       p.fetched.sha256,
     );
   }
-  p.log(`${label}: sha256 ${p.fetched.sha256.slice(0, 16)}… ${p.verifiedBy === "unverified" ? "(no pinned hash to check)" : "verified"}`);
+  p.log(
+    `${label}: content sha256 ${p.fetched.sha256.slice(0, 16)}… ${
+      !matched ? "(no pinned hash to check)" : matched === "content" ? "verified" : "verified (the pin is the tarball file's sha256; agentjet.lock pins the content sha256)"
+    }`,
+  );
 
   const root = envsRoot(p.projectDir);
   const createdAgentjet = !existsSync(dirname(root));
@@ -235,6 +249,7 @@ async function installPinned(p: PinnedInstall, timings: Record<string, number>):
     kind: manifest.kind,
     dir: final,
     verified: p.verifiedBy,
+    ...(matched ? { matched } : {}),
     ...(bundlePath ? { bundlePath } : {}),
     ...(image ? { image } : {}),
     ...(smoke ? { smoke } : {}),

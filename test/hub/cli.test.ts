@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -91,11 +92,33 @@ describe("agentjet env (CLI)", () => {
     expect(refused.code).toBe(4);
     expect(parseJson(refused)).toMatchObject({ ok: false, error: { code: "AJ_ERR_INTEGRITY" } });
     expect(refused.stderr).toMatch(/sha256 mismatch for dep-seven@1\.0\.0.*nothing was installed/);
+    // The real hash is not offered for copy-paste: the message says where a trusted hash comes from.
+    expect(refused.stderr).not.toMatch(/hashes to [0-9a-f]{64}/);
+    expect(refused.stderr).toContain("take it from `agentjet env pack` on the source you reviewed");
     expect(snapshotTree(project)).toEqual({});
+
+    // A malformed --sha256 is a usage error, not a mismatch.
+    const malformed = await runCli(["env", "add", "dep-seven", "--source", tarball, "--sha256", "xyz", "--json"], project);
+    expect(malformed.code).toBe(2);
+    expect(parseJson(malformed)).toMatchObject({ ok: false, error: { code: "AJ_ERR_USAGE" } });
+
+    // Either hash form is accepted, and the output names which one matched.
+    const fileSha = createHash("sha256").update(readFileSync(tarball)).digest("hex");
+    expect(pack["tarballSha256"]).toBe(fileSha);
+    const byFile = await runCli(["env", "add", "dep-seven", "--source", tarball, "--sha256", fileSha, "--no-smoke", "--json"], project);
+    expect(byFile.code, byFile.stderr).toBe(0);
+    expect(parseJson(byFile)["environment"]).toMatchObject({ verified: "pinned", matched: "tarball-file", sha256: pack["sha256"] });
+    expect(JSON.parse(readFileSync(join(project, "agentjet.lock"), "utf8")).environments["dep-seven"].sha256).toBe(pack["sha256"]);
+    expect((await runCli(["env", "remove", "dep-seven"], project)).code).toBe(0);
 
     const add = await runCli(["env", "add", "dep-seven", "--source", tarball, "--registry", registry, "--json"], project);
     expect(add.code, add.stderr).toBe(0);
-    expect(parseJson(add)["environment"]).toMatchObject({ verified: "registry", sha256: pack["sha256"] });
+    expect(parseJson(add)["environment"]).toMatchObject({ verified: "registry", matched: "content", sha256: pack["sha256"] });
+    const text = await runCli(["env", "pack", plugin, "--out", work], work);
+    expect(text.stdout).toMatch(/content sha256 [0-9a-f]{64} {2}\(of the canonical uncompressed tar; what registry\.json and --sha256 pin\)/);
+    expect(text.stdout).toContain(`tarball sha256 ${fileSha}`);
+    const missing = await runCli(["env", "add", "dep-seven", "--source", join(work, "nope-1.0.0.tgz")], project);
+    expect(missing.stderr).toContain(`tarball ${join(work, "nope-1.0.0.tgz")} does not exist`);
   }, 240_000);
 
   it("answers --help and usage errors with the documented exit codes", async () => {

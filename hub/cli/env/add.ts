@@ -10,7 +10,10 @@ run its prepare hook, smoke-check it (reset + one step).
 
 Options:
   --source <path|tarball|url>  install this folder or tarball instead of the registry's source
-  --sha256 <hex>               the hash the content must have (default: the registry's, when listed)
+  --sha256 <hex>               the hash the content must have (default: the registry's, when listed):
+                               the content sha256 that \`env pack\` prints (of the canonical uncompressed
+                               tar, the same however it was compressed), or for a .tgz the file's sha256
+                               (\`sha256sum\`); the output names which one matched
   --data <path>                dataset for the prepare hook (options.data)
   --option <k=v>               an option for the prepare hook (repeatable)
   --mount <name=path>          docker: a host folder for a named mount (repeatable)
@@ -28,6 +31,8 @@ Examples:
   agentjet env add aime --data ../shared/data/aime-2024.jsonl
   agentjet env add my-env --source ./my-env-0.1.0.tgz`;
 
+const SHA256 = /^[0-9a-fA-F]{64}$/;
+
 export const INSTALL_HELP = `agentjet env install [options]
 
 Installs exactly what agentjet.lock pins (versions, hashes and install options).
@@ -37,7 +42,8 @@ Options: --no-smoke, --offline, --project <dir>, --json`;
 export function describeAdd(r: AddResult): string {
   if (r.alreadyInstalled) return `${r.name}@${r.version} is already installed (${r.dir})`;
   const smoke = r.smoke ? (r.smoke.kind === "ok" ? "smoke check passed" : `smoke check ${r.smoke.kind}`) : "no smoke check";
-  return `installed ${r.name}@${r.version} (${r.kind}, sha256 ${r.sha256.slice(0, 16)}…, ${r.verified}) in ${r.timings["total"]} s; ${smoke}\n  ${r.dir}`;
+  const check = r.verified === "unverified" ? "unverified" : `${r.verified}, ${r.matched === "tarball-file" ? "tarball file sha256 matched" : "content sha256 matched"}`;
+  return `installed ${r.name}@${r.version} (${r.kind}, content sha256 ${r.sha256.slice(0, 16)}…, ${check}) in ${r.timings["total"]} s; ${smoke}\n  ${r.dir}`;
 }
 
 export async function runAdd(argv: string[], io: EnvIo): Promise<number> {
@@ -55,6 +61,9 @@ export async function runAdd(argv: string[], io: EnvIo): Promise<number> {
   const [spec, ...extra] = positionals;
   if (!spec || extra.length) throw new UsageError("usage: agentjet env add <name>[@version] [options]");
   const { name, version } = parseSpec(spec);
+  if (values.sha256 !== undefined && !SHA256.test(values.sha256)) {
+    throw new UsageError(`--sha256 takes 64 hex digits (the content sha256 that \`agentjet env pack\` prints), got '${values.sha256}'`);
+  }
   const result = await addEnvironment({
     name,
     ...(version ? { version } : {}),

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { EXIT } from "../command.ts";
@@ -13,6 +14,11 @@ export const PACK_HELP = `agentjet env pack <path> [options]
 Packs a plugin folder into <name>-<version>.tgz (the canonical tar: sorted entries, fixed owners, times
 and modes, no node_modules) and prints the registry entry, with its sha256, to add to registry.json in a
 pull request.
+
+Two hashes are printed. The content sha256 is of the canonical uncompressed tar: the same folder gives it
+on every machine whatever the compression, and it is what registry.json, agentjet.lock and
+\`env add --sha256\` pin. The tarball's file sha256 (what \`sha256sum <file>.tgz\` prints) depends on the
+gzip bytes; \`env add --source <file>.tgz --sha256\` accepts it too, for that file only.
 
 Options:
   --out <dir>                where to write the tarball (default: the working directory)
@@ -36,7 +42,9 @@ export async function runPack(argv: string[], io: EnvIo): Promise<number> {
   const manifest = readManifest(dir);
   const packed = packTree(dir);
   const tarball = join(resolve(values.out ?? "."), `${manifest.name}-${manifest.version}.tgz`);
-  writeFileSync(tarball, gzipTar(packed.tar));
+  const gz = gzipTar(packed.tar);
+  writeFileSync(tarball, gz);
+  const fileSha256 = createHash("sha256").update(gz).digest("hex");
   const registryFile = values["write-registry"] ? resolve(values["write-registry"]) : undefined;
   const base = registryFile ? resolve(registryFile, "..") : undefined;
   const source: Source = values["source-url"]
@@ -61,8 +69,10 @@ export async function runPack(argv: string[], io: EnvIo): Promise<number> {
   }
   const snippet = stableJson({ [manifest.name]: entry });
   io.result(
-    { name: manifest.name, version: manifest.version, kind: manifest.kind, sha256: packed.sha256, files: packed.files, tarball, entry, ...(registryFile ? { registry: registryFile } : {}) },
-    `packed ${manifest.name}@${manifest.version} (${packed.files} files) -> ${basename(tarball)}\nsha256 ${packed.sha256}\n` +
+    { name: manifest.name, version: manifest.version, kind: manifest.kind, sha256: packed.sha256, tarballSha256: fileSha256, files: packed.files, tarball, entry, ...(registryFile ? { registry: registryFile } : {}) },
+    `packed ${manifest.name}@${manifest.version} (${packed.files} files) -> ${basename(tarball)}\n` +
+      `content sha256 ${packed.sha256}  (of the canonical uncompressed tar; what registry.json and --sha256 pin)\n` +
+      `tarball sha256 ${fileSha256}  (of ${basename(tarball)}'s gzip bytes, as sha256sum prints; --sha256 accepts it for this file)\n` +
       `${registryFile ? `updated ${registryFile}\n` : ""}registry entry (under "environments" in registry.json):\n${snippet}`,
   );
   return EXIT.ok;
