@@ -65,3 +65,9 @@ export class RuntimeClosedError extends PluginError {
     super("AJ_ERR_PLUGIN_RUNTIME_CLOSED", "the environment runtime is closed");
   }
 }
+
+export class ContainerRuntimeError extends PluginError {
+  constructor(message: string) {
+    super("AJ_ERR_PLUGIN_CONTAINER_RUNTIME", message);
+  }
+}

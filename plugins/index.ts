@@ -2,7 +2,7 @@ export { openEnvironment } from "./open-environment.ts";
 export { bundleVmPlugin } from "./isolated-vm/bundle-vm-plugin.ts";
 export { buildDockerImage, BUNDLED_ENTRY } from "./docker/build-docker-image.ts";
 export { ensureNodeBaseImage } from "./docker/node-base-image.ts";
-export { dockerAvailable } from "./docker/docker-client.ts";
+export { containerRuntimeRegistered, dockerAvailable } from "./docker/docker-client.ts";
 export {
   PluginError,
   BundleBuiltinError,
@@ -13,8 +13,11 @@ export {
   ExternalSplitError,
   GenerateTasksError,
   RuntimeClosedError,
+  ContainerRuntimeError,
 } from "./errors.ts";
+export { CONTAINER_RUNTIMES } from "./runtime.ts";
 export type {
+  ContainerRuntime,
   EnvironmentRuntime,
   EpisodeSession,
   Failure,

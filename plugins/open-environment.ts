@@ -3,15 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type GenerateTasksRequest, type SolveRequest, type Task, TaskSchema } from "../sdk/env/protocol.ts";
 import { buildDockerImage } from "./docker/build-docker-image.ts";
+import { containerRuntimeRegistered } from "./docker/docker-client.ts";
 import { createDockerDriver } from "./docker/docker-driver.ts";
 import { SupervisedSession } from "./episode-session.ts";
-import { GenerateTasksError } from "./errors.ts";
+import { ContainerRuntimeError, GenerateTasksError } from "./errors.ts";
 import type { Driver } from "./instance.ts";
 import { bundleVmPlugin } from "./isolated-vm/bundle-vm-plugin.ts";
 import { createVmDriver } from "./isolated-vm/vm-driver.ts";
 import { locateSplit, readTaskFile } from "./list-tasks.ts";
 import { failed } from "./outcome.ts";
-import type { EnvironmentRuntime, EpisodeSession, OpenEnvironmentOptions, Outcome } from "./runtime.ts";
+import { CONTAINER_RUNTIMES, type ContainerRuntime, type EnvironmentRuntime, type EpisodeSession, type OpenEnvironmentOptions, type Outcome } from "./runtime.ts";
 import { Supervisor } from "./supervisor.ts";
 
 /**
@@ -37,7 +38,8 @@ export async function openEnvironment(opts: OpenEnvironmentOptions): Promise<Env
       image = `agentjet-env/${manifest.name}:${manifest.version}`;
       await buildDockerImage({ dir: opts.dir, manifest, tag: image });
     }
-    driver = await createDockerDriver({ manifest, image, mounts: opts.mounts ?? {} });
+    const runtime = await resolveContainerRuntime(opts.containerRuntime);
+    driver = await createDockerDriver({ manifest, image, mounts: opts.mounts ?? {}, runtime });
   }
   const supervisor = new Supervisor({
     driver,
@@ -92,4 +94,20 @@ export async function openEnvironment(opts: OpenEnvironmentOptions): Promise<Env
       for (const c of cleanups) await c();
     },
   };
+}
+
+/** The option, else `AGENTJET_CONTAINER_RUNTIME`, else runc; a runtime the engine does not list fails here, not per start. */
+async function resolveContainerRuntime(option: ContainerRuntime | undefined): Promise<ContainerRuntime> {
+  const wanted = option ?? process.env.AGENTJET_CONTAINER_RUNTIME ?? "runc";
+  if (!(CONTAINER_RUNTIMES as readonly string[]).includes(wanted)) {
+    throw new ContainerRuntimeError(`unknown container runtime "${wanted}" (known: ${CONTAINER_RUNTIMES.join(", ")})`);
+  }
+  const runtime = wanted as ContainerRuntime;
+  if (runtime !== "runc" && !(await containerRuntimeRegistered(runtime))) {
+    throw new ContainerRuntimeError(
+      `the Docker engine has no "${runtime}" runtime: install gVisor (Debian package runsc) and register it in /etc/docker/daemon.json ` +
+        `("runtimes": { "runsc": { "path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"] } }), then reload dockerd (kill -HUP); .ci/run does this`,
+    );
+  }
+  return runtime;
 }

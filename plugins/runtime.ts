@@ -63,4 +63,14 @@ export interface OpenEnvironmentOptions {
   maxConcurrentStarts?: number;
   /** How often idle instances are pinged, ms (default: 5000). */
   healthIntervalMs?: number;
+  /**
+   * docker: the OCI runtime containers run under: "runc" (Docker's default) or "runsc" (gVisor, a
+   * user-space kernel between untrusted plugin code and the host; it must be registered with the engine).
+   * Default: `AGENTJET_CONTAINER_RUNTIME`, else "runc".
+   */
+  containerRuntime?: ContainerRuntime;
 }
+
+/** The OCI runtimes a docker plugin may run under. */
+export const CONTAINER_RUNTIMES = ["runc", "runsc"] as const;
+export type ContainerRuntime = (typeof CONTAINER_RUNTIMES)[number];

@@ -26,3 +26,9 @@ export async function dockerAvailable(timeoutMs = 2_000): Promise<boolean> {
     clearTimeout(timer);
   }
 }
+
+/** Whether the engine lists `runtime` among its OCI runtimes (`docker info`; runc always is). */
+export async function containerRuntimeRegistered(runtime: string): Promise<boolean> {
+  const info = (await dockerClient().info()) as { Runtimes?: Record<string, unknown> };
+  return runtime in (info.Runtimes ?? {});
+}

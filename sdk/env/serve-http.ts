@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import { createDispatcher } from "./create-dispatcher.ts";
 import type { EnvironmentDefinition } from "./define-environment.ts";
-import { HostRequestSchema } from "./protocol.ts";
+import { readRequest } from "./read-request.ts";
 
 /** Serves the environment protocol over HTTP (POST / with one request; the reply is the body), for docker plugins with `docker.port`. */
 export function serveHttp(environment: EnvironmentDefinition, port: number): void {
@@ -12,16 +12,8 @@ export function serveHttp(environment: EnvironmentDefinition, port: number): voi
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       queue = queue.then(async () => {
-        let raw: unknown;
-        try {
-          raw = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-        } catch {
-          raw = undefined;
-        }
-        const parsed = HostRequestSchema.safeParse(raw);
-        const reply = parsed.success
-          ? await dispatch(parsed.data)
-          : { id: -1, ok: false as const, error: { message: "invalid request" } };
+        const read = readRequest(Buffer.concat(chunks).toString("utf8"));
+        const reply = read.kind === "ok" ? await dispatch(read.request) : read.reply;
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(reply));
       });
     });

@@ -1,7 +1,7 @@
 import { createInterface } from "node:readline";
 import { createDispatcher } from "./create-dispatcher.ts";
 import type { EnvironmentDefinition } from "./define-environment.ts";
-import { HostRequestSchema } from "./protocol.ts";
+import { readRequest } from "./read-request.ts";
 
 /**
  * Serves the environment protocol over stdin/stdout, one JSON object per line: the entry of a docker
@@ -25,17 +25,7 @@ export function serveStdio(environment: EnvironmentDefinition): void {
   });
 
   async function handleLine(line: string) {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      return { id: -1, ok: false as const, error: { message: "request is not JSON" } };
-    }
-    const parsed = HostRequestSchema.safeParse(raw);
-    if (!parsed.success) {
-      const id = typeof (raw as { id?: unknown })?.id === "number" ? (raw as { id: number }).id : -1;
-      return { id, ok: false as const, error: { message: `invalid request: ${parsed.error.message}` } };
-    }
-    return dispatch(parsed.data);
+    const read = readRequest(line);
+    return read.kind === "ok" ? dispatch(read.request) : read.reply;
   }
 }
