@@ -35,7 +35,7 @@ export function tokenLogprobs(
 ): TokenLogprob[] {
   const entry = (id: number, logprob: number) => {
     const token = tokenizer.decode([id]);
-    return { token, logprob, bytes: [...Buffer.from(token, "utf8")] };
+    return { token, logprob, bytes: tokenizer.tokenBytes?.(id) ?? [...Buffer.from(token, "utf8")] };
   };
   return ids.map((id, i) => ({
     ...entry(id, logprobs[i] ?? 0),

@@ -328,7 +328,8 @@ function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions): To
       if (remaining <= 1) return;
       for (let id = 0; id < pieces.length; id++) {
         const p = pieces[id]!;
-        if (p.length === 0 || stops.has(id) || CONTROL_PIECE.test(p)) continue;
+        // a piece with U+FFFD is a byte alone (part of a character): masked out, so output stays valid UTF-8
+        if (p.length === 0 || stops.has(id) || CONTROL_PIECE.test(p) || p.includes("\uFFFD")) continue;
         const after = feed(states, p, o);
         if (after.length === 0) continue;
         // after this token, `remaining - 1` tokens are left: enough for the shortest completion and the stop

@@ -5,18 +5,35 @@ import type { ChatTurnMessage, PromptSegment, RenderedPrompt, RenderOptions, Tok
 
 const SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"] as const;
 const CHARS = ["\n", ...Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i))];
-/** Characters outside printable ASCII and newline encode as this one (the vocabulary stays ~100). */
-const REPLACEMENT = "?";
+/**
+ * Every byte that is not one of CHARS (other control characters and all bytes of multi-byte UTF-8) has an
+ * id of its own after the characters, so any text round-trips: a character outside CHARS encodes as its
+ * UTF-8 bytes (ids 101..260).
+ */
+const BYTES = Array.from({ length: 256 }, (_, b) => b).filter((b) => !CHARS.includes(String.fromCharCode(b)));
 
-const PIECES: readonly string[] = [...SPECIALS, ...CHARS];
 const CHAR_ID = new Map(CHARS.map((c, i) => [c, SPECIALS.length + i]));
+const BYTE_ID = new Map(BYTES.map((b, i) => [b, SPECIALS.length + CHARS.length + i]));
+/** Each id's UTF-8 bytes: decoding concatenates them and reads the result as UTF-8. */
+const ID_BYTES: readonly Uint8Array[] = [
+  ...[...SPECIALS, ...CHARS].map((p) => new TextEncoder().encode(p)),
+  ...BYTES.map((b) => Uint8Array.of(b)),
+];
 const SPECIAL_RE = new RegExp(SPECIALS.map((s) => s.replace(/[|<>/]/g, (m) => `\\${m}`)).join("|"), "g");
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
-export const EMBEDDED_IDS = { endOfText: 0, imStart: 1, imEnd: 2, toolCallStart: 3, toolCallEnd: 4 } as const;
+/** `firstByte`: the first byte id; every id below it decodes to whole characters on its own. */
+export const EMBEDDED_IDS = { endOfText: 0, imStart: 1, imEnd: 2, toolCallStart: 3, toolCallEnd: 4, firstByte: 101 } as const;
+if (SPECIALS.length + CHARS.length !== EMBEDDED_IDS.firstByte) throw new Error("embedded tokenizer: firstByte is out of date");
 
 /** Text as text: a control-token string in it is spelled out character by character. */
 function encodePlain(text: string, out: number[] = []): number[] {
-  for (const ch of text) out.push(CHAR_ID.get(ch) ?? CHAR_ID.get(REPLACEMENT)!);
+  for (const ch of text) {
+    const id = CHAR_ID.get(ch);
+    if (id !== undefined) out.push(id);
+    else for (const b of utf8.encode(ch)) out.push(BYTE_ID.get(b)!);
+  }
   return out;
 }
 
@@ -33,10 +50,19 @@ function encode(text: string): number[] {
   return out;
 }
 
+/** Bytes that are not valid UTF-8 (a generation that stops inside a character) read as U+FFFD. */
 function decode(ids: readonly number[]): string {
-  let s = "";
-  for (const id of ids) s += PIECES[id] ?? "";
-  return s;
+  let n = 0;
+  for (const id of ids) n += ID_BYTES[id]?.length ?? 0;
+  const bytes = new Uint8Array(n);
+  let at = 0;
+  for (const id of ids) {
+    const b = ID_BYTES[id];
+    if (b === undefined) continue;
+    bytes.set(b, at);
+    at += b.length;
+  }
+  return utf8Decoder.decode(bytes);
 }
 
 function parseOrRaw(args: string): unknown {
@@ -92,14 +118,18 @@ function renderChat(messages: readonly ChatTurnMessage[], options?: RenderOption
   return { segments, headerIds: [...HEADER_IDS] };
 }
 
-/** The embedded model's character-level tokenizer with a ChatML template (Qwen's layout, ~100 ids). */
+/**
+ * The embedded model's character-level tokenizer with a ChatML template (Qwen's layout): special tokens,
+ * newline and printable ASCII as characters, every other byte as a byte (261 ids).
+ */
 export function createEmbeddedTokenizer(): Tokenizer {
   return {
     name: "embedded",
-    vocabSize: PIECES.length,
+    vocabSize: ID_BYTES.length,
     stopIds: [EMBEDDED_IDS.imEnd, EMBEDDED_IDS.endOfText],
     encode,
     decode,
+    tokenBytes: (id) => [...(ID_BYTES[id] ?? [])],
     renderChat,
     parseAssistant: parseToolCalls,
   };

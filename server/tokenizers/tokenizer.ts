@@ -44,6 +44,8 @@ export interface Tokenizer {
   readonly stopIds: readonly number[];
   encode(text: string): number[];
   decode(ids: readonly number[]): string;
+  /** One id's raw bytes (a byte token is part of a character); tokenizers without it give decode's UTF-8. */
+  tokenBytes?(id: number): number[];
   /**
    * Renders a conversation with the chat template. A segment is rendered for each message, so that an
    * assistant message whose text equals an earlier generation can be spliced with that generation's

@@ -40,13 +40,20 @@ export class EmbeddedCheckpointInvalidError extends EmbeddedEngineError {
   }
 }
 
+/** The embedded tokenizer's vocabulary before its byte fallback (checkpoints of that time). */
+const LEGACY_EMBEDDED_VOCAB = 101;
+
 /** A checkpoint was written by a model of another shape than the engine loading it. */
 export class EmbeddedCheckpointMismatchError extends EmbeddedEngineError {
   readonly field: string;
   constructor(field: string, expected: unknown, found: unknown) {
     super(
       "AJ_ERR_EMBEDDED_CHECKPOINT_MISMATCH",
-      `checkpoint ${field} is ${JSON.stringify(found)}, this engine's is ${JSON.stringify(expected)}`,
+      `checkpoint ${field} is ${JSON.stringify(found)}, this engine's is ${JSON.stringify(expected)}` +
+        (field === "shape.vocabSize" && found === LEGACY_EMBEDDED_VOCAB
+          ? ": it was written before the embedded tokenizer fell back to bytes (101 ids, non-ASCII as '?'); " +
+            "its weights cannot be loaded, train it again from this version"
+          : ""),
     );
     this.field = field;
   }

@@ -2,6 +2,7 @@ import { mkdtemp, rm, truncate } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createEmbeddedTokenizer } from "../../../../server/tokenizers/embedded.ts";
 import { createSmallEngine, makeBatch } from "./small-engine.ts";
 
 let dir: string;
@@ -73,6 +74,14 @@ describe("embedded checkpoints", () => {
     const untied = createSmallEngine({ model: { tiedOutput: false } });
     await expect(untied.load(dir)).rejects.toMatchObject({ field: "shape.tiedOutput" });
     expect(wider.version()).toBe(0);
+  });
+
+  it("says a checkpoint from before the embedded tokenizer's byte fallback cannot be loaded", async () => {
+    await createSmallEngine({ vocabSize: 101 }).save(dir);
+    const current = createSmallEngine({ vocabSize: createEmbeddedTokenizer().vocabSize });
+    const err = await current.load(dir).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "AJ_ERR_EMBEDDED_CHECKPOINT_MISMATCH", field: "shape.vocabSize" });
+    expect((err as Error).message).toMatch(/before the embedded tokenizer fell back to bytes/);
   });
 
   it("refuses a missing or torn checkpoint", async () => {
