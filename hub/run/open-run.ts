@@ -7,11 +7,12 @@ import type { RunConfig } from "../../server/config/run-config.ts";
 import type { Engine } from "../../server/engines/engine.ts";
 import type { SamplePool, TrainingCoordinator } from "../../server/training/index.ts";
 import { readMetrics } from "../report/read-metrics.ts";
+import type { Scheduler } from "../scheduler/index.ts";
 import type { SchedulerState } from "../scheduler/state.ts";
 import { policyCheckpointDir, readLatestCheckpoint } from "../train/checkpoint.ts";
 import { NoCheckpointError, RunDirInUseError } from "../train/errors.ts";
 import type { RunEvent } from "../train/events.ts";
-import { prepareEnvironments } from "../train/prepare-environments.ts";
+import { type PreparedEnvironment, prepareEnvironments } from "../train/prepare-environments.ts";
 import { writeOrStop } from "../train/storage.ts";
 import { runStartStage } from "../train/warm-start.ts";
 import type { ProgressSink } from "../train/progress.ts";
@@ -46,6 +47,9 @@ export interface OpenedRun {
   /** The run's routes (OpenAI, episodes); the service forwards requests to it. */
   app: FastifyInstance;
   coordinator: TrainingCoordinator;
+  scheduler: Scheduler;
+  pool: SamplePool;
+  envs: readonly PreparedEnvironment[];
   loop: RunLoop;
   finished: Promise<RunResult>;
 }
@@ -159,7 +163,7 @@ export async function openRun(
       await cleanup();
       throw err;
     });
-    return { app: run.app, coordinator: run.coordinator, loop, finished };
+    return { app: run.app, coordinator: run.coordinator, scheduler: run.scheduler, pool: run.pool, envs, loop, finished };
   } catch (err) {
     await cleanup();
     throw err;

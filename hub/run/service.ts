@@ -7,6 +7,12 @@ import { describeTokens, type ResolvedTokens, resolveAuthTokens } from "../../se
 import { closeServer } from "../../server/app/close-server.ts";
 import type { RunConfig } from "../../server/config/run-config.ts";
 import { HttpError, toErrorBody } from "../../server/openai/errors.ts";
+import { ClientActivity } from "../dashboard/client-activity.ts";
+import type { DashboardSource } from "../dashboard/dashboard-source.ts";
+import { dashboardRoutes } from "../dashboard/dashboard-routes.ts";
+import { LiveFeed } from "../dashboard/live-feed.ts";
+import { LoginCodes } from "../dashboard/login-codes.ts";
+import { isLoopbackHost } from "../../server/app/auth.ts";
 import { swarmPlugin } from "../swarm/plugin.ts";
 import { readLatestCheckpoint } from "../train/checkpoint.ts";
 import { StorageError } from "../train/errors.ts";
@@ -65,7 +71,10 @@ const silent: ProgressSink = { event: () => undefined, fill: () => undefined, cl
 export class TrainingService {
   readonly app: FastifyInstance;
   readonly #o: ServiceOptions;
-  readonly #relay = new SwarmRelay();
+  readonly #relay = new SwarmRelay(new ClientActivity());
+  /** Every run's progress and events, for the dashboard and `/metrics`. */
+  readonly #feed = new LiveFeed();
+  readonly #loginCodes = new LoginCodes();
   readonly #log: ServiceLog;
   readonly #tokens: ResolvedTokens;
   #routes: readonly RouteEntry[] = [];
@@ -130,6 +139,9 @@ export class TrainingService {
     });
     await app.register(swarmPlugin, { scheduler: service.#relay });
     await app.register(async (scope) => engineRoutes(scope, service));
+    await app.register(async (scope) =>
+      dashboardRoutes(scope, service.#dashboardSource(), { login: { codes: service.#loginCodes, adminToken: tokens.adminToken } }),
+    );
     const address = await app.listen({ host: o.host, port: o.port });
     const port = (app.server.address() as AddressInfo).port;
     service.#origin = (o.publicUrl ?? defaultOrigin(o.host, port)).replace(/\/+$/, "");
@@ -140,6 +152,16 @@ export class TrainingService {
   /** Where clients reach the service (`http://host:port`). */
   origin(): string {
     return this.#origin;
+  }
+
+  /**
+   * A link to the dashboard with a fresh one-time login code in its fragment (which the browser never
+   * sends; the page trades it for the admin token once), so the link can be printed and logged. On a
+   * loopback bind it names the loopback address.
+   */
+  dashboardUrl(): string {
+    const base = isLoopbackHost(this.#o.host) ? this.localOrigin() : this.#origin;
+    return `${base}/dashboard#code=${this.#loginCodes.issue()}`;
   }
 
   /** The control-plane tokens (the admin token configures; client tokens run episodes and connect to /swarm). */
@@ -225,7 +247,7 @@ export class TrainingService {
           runDir,
           resume,
           projectDir: this.#o.projectDir,
-          progress: options.progress ?? this.#o.progress?.() ?? silent,
+          progress: this.#feed.tee(options.progress ?? this.#o.progress?.() ?? silent),
           localClients: this.#o.run?.localClients ?? 0,
           signal,
         },
@@ -292,6 +314,22 @@ export class TrainingService {
     await this.#boot;
     await this.stop();
     await closeServer(this.app);
+  }
+
+  #dashboardSource(): DashboardSource {
+    return {
+      status: () => this.status(),
+      config: () => this.#config,
+      run: () => {
+        const run = this.#run;
+        if (!run || this.#booting) return null;
+        const { config, db, store, policies } = run.app.agentjet;
+        return { config, db, store, policies, scheduler: run.scheduler, pool: run.pool, envs: run.envs };
+      },
+      runDir: () => this.#runDir,
+      feed: this.#feed,
+      clients: () => this.#relay.activity.list(),
+    };
   }
 
   #onEnded(run: OpenedRun, result: RunResult): RunResult {

@@ -1,4 +1,5 @@
 import type { ParsedClientMessage } from "../../sdk/swarm/protocol.ts";
+import type { ClientActivity } from "../dashboard/client-activity.ts";
 import type { ClientLink, Hello } from "../scheduler/client-directory.ts";
 import type { Scheduler } from "../scheduler/index.ts";
 import type { TrainingCoordinator } from "../../server/training/index.ts";
@@ -25,12 +26,18 @@ interface Attachment {
 export class SwarmRelay {
   readonly #connections = new Map<string, Connection>();
   #run: Attachment | null = null;
+  /** Sees every client's messages both ways (the dashboard's client list). */
+  readonly activity: ClientActivity;
+
+  constructor(activity: ClientActivity) {
+    this.activity = activity;
+  }
 
   /** Connects the running scheduler; clients already connected say hello to it. Returns the detach function. */
   attach(scheduler: Scheduler, coordinator: TrainingCoordinator): () => void {
     const run: Attachment = { scheduler, coordinator, links: new Map(), live: true };
     this.#run = run;
-    for (const c of this.#connections.values()) scheduler.connect({ ...c.hello, running: [] }, this.#linkFor(run, c.link));
+    for (const c of this.#connections.values()) scheduler.connect({ ...c.hello, running: [] }, this.#linkFor(run, c.hello.clientId, c.link));
     return () => {
       run.live = false;
       if (this.#run === run) this.#run = null;
@@ -40,16 +47,18 @@ export class SwarmRelay {
   connect(hello: Hello, link: ClientLink): void {
     const old = this.#connections.get(hello.clientId);
     this.#connections.set(hello.clientId, { hello, link });
+    this.activity.connected(hello);
     const run = this.#run;
     if (!run) {
       if (old && old.link !== link) old.link.close();
       return;
     }
     run.coordinator.touchClient(hello.clientId);
-    run.scheduler.connect(hello, this.#linkFor(run, link));
+    run.scheduler.connect(hello, this.#linkFor(run, hello.clientId, link));
   }
 
   handle(clientId: string, message: ParsedClientMessage): void {
+    this.activity.received(clientId, message);
     const run = this.#run;
     if (!run) return;
     run.coordinator.touchClient(clientId);
@@ -57,7 +66,10 @@ export class SwarmRelay {
   }
 
   disconnect(clientId: string, link: ClientLink): void {
-    if (this.#connections.get(clientId)?.link === link) this.#connections.delete(clientId);
+    if (this.#connections.get(clientId)?.link === link) {
+      this.#connections.delete(clientId);
+      this.activity.disconnected(clientId);
+    }
     const run = this.#run;
     const mine = run?.links.get(link);
     if (run && mine) {
@@ -76,12 +88,14 @@ export class SwarmRelay {
     return [...this.#connections.keys()];
   }
 
-  #linkFor(run: Attachment, link: ClientLink): ClientLink {
+  #linkFor(run: Attachment, clientId: string, link: ClientLink): ClientLink {
     let mine = run.links.get(link);
     if (!mine) {
       mine = {
         send: (m) => {
-          if (run.live) link.send(m);
+          if (!run.live) return;
+          this.activity.sent(clientId, m);
+          link.send(m);
         },
         close: () => {
           if (run.live) link.close();

@@ -23,6 +23,8 @@ export interface RunTrainingOptions {
   onEvent?: (event: RunEvent) => void;
   /** Write report.html at the end (default true). */
   report?: boolean;
+  /** Told the dashboard's address once the server listens (`agentjet train` prints it). */
+  onDashboard?: (url: string) => void;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<RunResult> {
       ...(o.onEvent ? { onEvent: o.onEvent } : {}),
     },
   });
+  o.onDashboard?.(service.dashboardUrl());
   try {
     await service.start({ resume: o.resume ?? false, progress: o.progress, ...(o.signal ? { signal: o.signal } : {}) });
     return await service.whenEnded()!;

@@ -38,7 +38,9 @@ environment, else <run-dir>/tokens.json. With none set, serve generates both int
 beyond loopback (--host 0.0.0.0) is refused until tokens are set, so generate them once on 127.0.0.1
 or set them yourself. The tokens belong to the server: a config sent later does not change them.
 
-Structured logs (JSON, one line each, engine state changes included) go to standard output.
+Structured logs (JSON, one line each, engine state changes included) go to standard output. The
+dashboard is at <url>/dashboard: the logged link carries a one-time login code (never the admin
+token); later visits ask for the admin token. GET /metrics is Prometheus text for a client token.
 
 Options:
   --config <file>    Run config (YAML), validated before anything starts. Default: none (offline).
@@ -133,6 +135,7 @@ export const command: Command = {
     }
     const tokens = service.tokens();
     service.app.log.info({ url: service.origin(), tokens: tokens.file, admin: tokens.sources.admin, client: tokens.sources.client }, describeTokens(tokens));
+    service.app.log.info({ dashboard: service.dashboardUrl() }, "dashboard (the link's login code works once; afterwards the page asks for the admin token)");
     // Signals are heard from here on, booting included: a stop while the engine boots is clean too.
     let stopping = false;
     const stopped = new Promise<number>((resolve) => {

@@ -45,7 +45,10 @@ Options:
   --no-report        Do not write report.html at the end.
   --help             Show this help.
 
-Output: a live status line on a terminal, plain log lines otherwise, JSON lines with --json.
+Output: a live status line on a terminal, plain log lines otherwise, JSON lines with --json. The
+dashboard's link is printed at start (http://127.0.0.1:<port>/dashboard#code=..., a one-time code:
+the run, curves, clients, failures and an episode browser, live); GET /metrics serves Prometheus text
+(client token).
 Exit codes: 0 done, 1 failed, 2 usage or invalid config, 3 file not found, 130 interrupted.
 
 Examples:
@@ -165,6 +168,7 @@ export const command: Command = {
         progress: createProgress(parsed.mode, parsed.config.run.steps),
         signal: controller.signal,
         report: parsed.report,
+        onDashboard: (url) => process.stderr.write(`agentjet train: dashboard at ${url}\n`),
       });
       if (result.reason === "interrupted") {
         process.stderr.write(`agentjet train: stopped at step ${result.step}; continue with: agentjet train --resume ${resolve(parsed.runDir)}\n`);

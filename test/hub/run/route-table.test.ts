@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { TrainingService } from "../../../hub/run/service.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
 import { smallConfig } from "./helpers.ts";
-import { OPEN_ROUTES, fillParams as fill } from "../../server/helpers/open-routes.ts";
+import { SERVICE_OPEN_ROUTES, fillParams as fill } from "../../server/helpers/open-routes.ts";
 
 afterAll(removeTempDirs);
 
@@ -18,7 +18,7 @@ describe("the service's route table (serve and train)", () => {
       for (const url of ["/v1/engine/status", "/v1/engine/config", "/v1/engine/start", "/v1/engine/stop", "/v1/engine/agree-sync", "/v1/episodes/begin", "/swarm"]) {
         expect(routes.some((r) => r.url === url), url).toBe(true);
       }
-      expect(routes.filter((r) => r.auth === "public" || r.auth === "episode-key").map((r) => `${r.method} ${r.url} ${r.auth}`).sort()).toEqual(OPEN_ROUTES.sort());
+      expect(routes.filter((r) => r.auth === "public" || r.auth === "episode-key").map((r) => `${r.method} ${r.url} ${r.auth}`).sort()).toEqual(SERVICE_OPEN_ROUTES.sort());
       const client = service.tokens().clientTokens[0]!;
       const failures: string[] = [];
       for (const r of routes.filter((x) => (x.auth === "client" || x.auth === "admin") && x.url !== "/swarm")) {

@@ -9,3 +9,13 @@ export const OPEN_ROUTES = [
 
 /** A route's URL with every `:param` filled, to call it. */
 export const fillParams = (url: string): string => url.replace(/:[A-Za-z]+/g, "x");
+
+/** The training service's open routes: the run's, plus the dashboard page, its files and its one-time-code login. */
+export const SERVICE_OPEN_ROUTES = [
+  ...OPEN_ROUTES,
+  "GET /dashboard public",
+  "HEAD /dashboard public",
+  "GET /dashboard/assets/:file public",
+  "HEAD /dashboard/assets/:file public",
+  "POST /v1/dashboard/login public",
+];

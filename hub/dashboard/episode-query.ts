@@ -1,0 +1,148 @@
+import type { RunDb } from "../../server/db/run-db.ts";
+
+/** What the episode browser searches by; every field narrows the list. */
+export interface EpisodeFilter {
+  env?: string | undefined;
+  /** A substring of the task id. */
+  task?: string | undefined;
+  state?: "registered" | "claimed" | "ended" | "aborted" | undefined;
+  /** The abort reason's kind (`crash`, `timeout`, ...). */
+  failure?: string | undefined;
+  /** Bounds on the mean reward over the episode's agents. */
+  minReward?: number | undefined;
+  maxReward?: number | undefined;
+  eval?: boolean | undefined;
+}
+
+/** One row of the episode list. */
+export interface EpisodeSummary {
+  episodeId: string;
+  env: string;
+  taskId: string;
+  state: string;
+  eval: boolean;
+  attempt: number;
+  createdAt: number;
+  endedAt: number | null;
+  /** Mean over agents, or null when it has no rewards. */
+  reward: number | null;
+  rewards: Record<string, number> | null;
+  failure: { kind: string; message: string } | null;
+  calls: number;
+}
+
+export interface EpisodePage {
+  episodes: EpisodeSummary[];
+  /** Pass as `cursor` for the next (older) page; null on the last page. */
+  next: string | null;
+  /** Episodes matching the filter, counted on the first page only (null on later pages). */
+  total: number | null;
+}
+
+interface Row {
+  episode_id: string;
+  env: string;
+  task_id: string;
+  state: string;
+  eval: number;
+  attempt: number;
+  created_at: number;
+  ended_at: number | null;
+  rewards: string | null;
+  abort_reason: string | null;
+  reward: number | null;
+  calls: number;
+}
+
+const REWARD = "(SELECT avg(value) FROM json_each(e.rewards))";
+
+/** Newest first, keyset-paged on (created_at, episode_id): a page costs its size, whatever the table's. */
+export function listEpisodes(db: RunDb, filter: EpisodeFilter, page: { cursor?: string; limit: number }): EpisodePage {
+  const where: string[] = [];
+  const args: Array<string | number> = [];
+  if (filter.env !== undefined) (where.push("e.env = ?"), args.push(filter.env));
+  if (filter.task !== undefined) (where.push("instr(e.task_id, ?) > 0"), args.push(filter.task));
+  if (filter.state !== undefined) (where.push("e.state = ?"), args.push(filter.state));
+  if (filter.failure !== undefined) (where.push("e.abort_reason IS NOT NULL AND json_extract(e.abort_reason, '$.kind') = ?"), args.push(filter.failure));
+  if (filter.minReward !== undefined) (where.push(`${REWARD} >= ?`), args.push(filter.minReward));
+  if (filter.maxReward !== undefined) (where.push(`${REWARD} <= ?`), args.push(filter.maxReward));
+  if (filter.eval !== undefined) (where.push("e.eval = ?"), args.push(filter.eval ? 1 : 0));
+  const total = page.cursor === undefined
+    ? (db.prepare(`SELECT COUNT(*) AS n FROM episodes e ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`).get(...args) as { n: number }).n
+    : null;
+  const pageWhere = [...where];
+  const pageArgs = [...args];
+  if (page.cursor !== undefined) {
+    const [createdAt, episodeId] = decodeCursor(page.cursor);
+    pageWhere.push("(e.created_at, e.episode_id) < (?, ?)");
+    pageArgs.push(createdAt, episodeId);
+  }
+  const rows = db
+    .prepare(
+      `SELECT e.episode_id, e.env, e.task_id, e.state, e.eval, e.attempt, e.created_at, e.ended_at, e.rewards, e.abort_reason,
+         ${REWARD} AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
+       FROM episodes e ${pageWhere.length ? `WHERE ${pageWhere.join(" AND ")}` : ""}
+       ORDER BY e.created_at DESC, e.episode_id DESC LIMIT ?`,
+    )
+    .all(...pageArgs, page.limit + 1) as Row[];
+  const more = rows.length > page.limit;
+  const shown = more ? rows.slice(0, page.limit) : rows;
+  const last = shown.at(-1);
+  return { episodes: shown.map(toSummary), next: more && last ? encodeCursor(last.created_at, last.episode_id) : null, total };
+}
+
+/** The latest aborted episodes, newest first, with the sandbox's stderr tail split out of the message. */
+export function latestFailures(db: RunDb, limit: number): Array<EpisodeSummary & { stderrTail: string | null }> {
+  const rows = db
+    .prepare(
+      `SELECT e.episode_id, e.env, e.task_id, e.state, e.eval, e.attempt, e.created_at, e.ended_at, e.rewards, e.abort_reason,
+         NULL AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
+       FROM episodes e WHERE e.state = 'aborted' ORDER BY e.created_at DESC, e.episode_id DESC LIMIT ?`,
+    )
+    .all(limit) as Row[];
+  return rows.map((r) => {
+    const s = toSummary(r);
+    const split = s.failure ? splitStderr(s.failure.message) : { message: "", stderrTail: null };
+    return { ...s, ...(s.failure ? { failure: { kind: s.failure.kind, message: split.message } } : {}), stderrTail: split.stderrTail };
+  });
+}
+
+/** Sandbox drivers append `; stderr: <tail>` to a failure's message (plugins/docker/stdio-channel.ts). */
+export function splitStderr(message: string): { message: string; stderrTail: string | null } {
+  const at = message.indexOf("; stderr: ");
+  return at === -1 ? { message, stderrTail: null } : { message: message.slice(0, at), stderrTail: message.slice(at + "; stderr: ".length) };
+}
+
+function toSummary(r: Row): EpisodeSummary {
+  const reason = r.abort_reason === null ? null : (JSON.parse(r.abort_reason) as { kind?: unknown; message?: unknown });
+  return {
+    episodeId: r.episode_id,
+    env: r.env,
+    taskId: r.task_id,
+    state: r.state,
+    eval: r.eval === 1,
+    attempt: r.attempt,
+    createdAt: r.created_at,
+    endedAt: r.ended_at,
+    reward: r.reward,
+    rewards: r.rewards === null ? null : (JSON.parse(r.rewards) as Record<string, number>),
+    failure: reason === null ? null : { kind: String(reason.kind ?? "unknown"), message: String(reason.message ?? "") },
+    calls: r.calls,
+  };
+}
+
+function encodeCursor(createdAt: number, episodeId: string): string {
+  return Buffer.from(JSON.stringify([createdAt, episodeId])).toString("base64url");
+}
+
+/** A cursor this module did not make is a 400 at the route (it throws a RangeError). */
+export function decodeCursor(cursor: string): [number, string] {
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw new RangeError("malformed cursor");
+  }
+  if (!Array.isArray(v) || v.length !== 2 || typeof v[0] !== "number" || typeof v[1] !== "string") throw new RangeError("malformed cursor");
+  return [v[0], v[1]];
+}
