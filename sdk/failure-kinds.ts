@@ -19,6 +19,7 @@ export const FAILURE_KINDS = {
   "group-failed": "cancelled: another episode of its group failed for good",
   cancelled: "cancelled by the scheduler before it ran (claims paused, the scheduler closing)",
   "server-restart": "the server restarted while the episode was open",
+  "reward-model": "a reward model or LLM judge could not score the episode (an error, a timeout, or no valid verdict after its retries)",
 } as const satisfies Record<string, string>;
 
 export type FailureKind = keyof typeof FAILURE_KINDS;

@@ -6,6 +6,7 @@ import { type CodeVersionRow, rewardsByCodeVersion } from "./code-versions.ts";
 import { chartsFor } from "./charts.ts";
 import { type LineChart, renderChartSvg } from "./plots.ts";
 import { readMetrics } from "./read-metrics.ts";
+import { type RewardPartRow, rewardPartRows } from "./reward-parts.ts";
 import { type SkillSummary, summariseSkill } from "./skill-summary.ts";
 
 export interface ReportSummary {
@@ -21,6 +22,8 @@ export interface ReportSummary {
   failedGroups: { groups: number; episodes: number };
   /** Success per environment and eval mode (the headline), and what makes the curves doubtful. */
   skill: SkillSummary;
+  /** Reward parts of episodes scored by reward models or judges (empty when none were). */
+  rewardParts: RewardPartRow[];
   files: string[];
 }
 
@@ -42,7 +45,7 @@ export async function buildReport(runDir: string): Promise<ReportSummary> {
     svgs.push({ chart, svg, file: `plots/${slug}.svg` });
   }
   const tails = events.flatMap((e) => (e.type === "end" ? [{ failures: e.failures ?? {}, failedGroups: e.failedGroups ?? { groups: 0, episodes: 0 } }] : []));
-  const summary: ReportSummary = { ...summarise(steps, files, rewardsByCodeVersion(events), tails), skill: summariseSkill(events) };
+  const summary: ReportSummary = { ...summarise(steps, files, rewardsByCodeVersion(events), tails), skill: summariseSkill(events), rewardParts: rewardPartRows(events) };
   const html = renderHtml(events, summary, evals, svgs);
   const reportPath = join(runDir, "report.html");
   writeFileSync(reportPath, html);
@@ -68,7 +71,7 @@ function summarise(
   files: string[],
   codeVersions: CodeVersionRow[],
   tails: ReadonlyArray<{ failures: Record<string, number>; failedGroups: { groups: number; episodes: number } }>,
-): Omit<ReportSummary, "skill"> {
+): Omit<ReportSummary, "skill" | "rewardParts"> {
   const q = Math.max(1, Math.floor(steps.length / 4));
   const callTokens = steps.reduce((a, s) => a + s.merging.callTokens, 0);
   const sampleTokens = steps.reduce((a, s) => a + s.merging.sampleTokens, 0);
@@ -170,6 +173,7 @@ ${warnings}
 ${warm.length ? `<h2>Warm-start</h2><p>${warmText}</p>` : ""}
 <h2>Reward per environment (training episodes)</h2>
 <table><tr><th>environment</th><th>first quarter</th><th>last quarter</th></tr>${envRows}</table>
+${rewardPartsSection(summary.rewardParts)}
 <h2>Reward by code version</h2>
 ${codeRows ? `<table><tr><th>environment</th><th>code hash</th><th>steps</th><th>episodes</th><th>mean reward</th></tr>${codeRows}</table>` : "<p>No episode records in this run.</p>"}
 <h2>Token savings from timeline merging</h2>
@@ -183,4 +187,15 @@ ${failRows ? `<table><tr><th>kind</th><th>episodes</th><th>cause</th></tr>${fail
 ${charts}
 </body></html>
 `;
+}
+
+/** The reward parts table: what each reward model and judge paid, beside the environment's own reward. */
+function rewardPartsSection(rows: readonly RewardPartRow[]): string {
+  if (rows.length === 0) return "";
+  const body = rows
+    .map((r) => `<tr><td>${esc(r.env)}</td><td>${esc(r.part)}</td><td>${r.episodes}</td><td>${r.first.toFixed(3)}</td><td>${r.last.toFixed(3)}</td><td>${r.mean.toFixed(3)}</td></tr>`)
+    .join("");
+  return `<h2>Reward parts (reward models and judges)</h2>
+<table><tr><th>environment</th><th>part</th><th>episodes</th><th>first quarter</th><th>last quarter</th><th>mean</th></tr>${body}</table>
+<p><code>env</code> is the environment's own reward; the others are the manifest's <code>rewardModels</code> parts. Each episode's parts and the judges' raw verdicts are in <code>run.db</code> (episodes.metadata.rewardParts).</p>`;
 }

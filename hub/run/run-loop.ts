@@ -166,7 +166,7 @@ export class RunLoop {
       url: this.#o.localOrigin(),
       token: this.#o.clientToken,
       count: this.#o.localClients,
-      environments: this.#envs.map((e) => ({ runtime: e.runtime, hash: e.installed.sha256, dev: e.dev })),
+      environments: this.#envs.map((e) => ({ runtime: e.runtime, hash: e.installed.sha256, dev: e.dev, dir: e.installed.dir })),
       concurrency: config.clients.concurrency,
       agreeSyncEvery: agreeSyncEvery(config, this.#o.localClients),
     });

@@ -60,7 +60,7 @@ export function resolveClientEnvs(
           const hash = await hashPluginDir(l.dir);
           const manifest = ManifestSchema.parse(JSON.parse(readFileSync(join(l.dir, MANIFEST), "utf8")));
           const runtime = await openEnvironment({ dir: l.dir, manifest, maxInstances: options.maxInstances });
-          return { runtime, hash, dev: true };
+          return { runtime, hash, dev: true, dir: l.dir };
         },
       });
       continue;
@@ -86,6 +86,7 @@ export function resolveClientEnvs(
           ...(installed.mounts ? { mounts: installed.mounts } : {}),
         }),
         hash: installed.sha256,
+        dir: installed.dir,
       }),
     });
   }

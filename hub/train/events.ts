@@ -116,6 +116,8 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     reward: z.number(),
     /** The environment code it ran with (hash, and whether a development version); absent from clients that do not say. */
     code: z.object({ hash: z.string(), dev: z.boolean() }).optional(),
+    /** Reward parts (`env` and each reward model or judge of the manifest's rewardModels), mean over its trained agents. */
+    rewardParts: z.record(z.string(), z.number()).optional(),
   }),
   z.object({ type: z.literal("log"), time: z.string(), level: z.enum(["info", "warn", "error"]), message: z.string() }),
   z.object({

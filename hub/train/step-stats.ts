@@ -47,7 +47,19 @@ export function episodeEndEvent(e: Extract<SchedulerEvent, { type: "episode-end"
     attempt: e.result.attempt,
     reward: episodeReward(e),
     ...(e.result.code ? { code: e.result.code } : {}),
+    ...rewardPartsOf(e),
   };
+}
+
+/** The mean of each reward part over the episode's trained agents, when a reward model or judge scored it. */
+function rewardPartsOf(e: Extract<SchedulerEvent, { type: "episode-end" }>): { rewardParts?: Record<string, number> } {
+  const parts = e.result.info.rewardParts as Record<string, { values?: Record<string, number> }> | undefined;
+  if (!parts || typeof parts !== "object") return {};
+  const trained = Object.keys(e.trained);
+  const agents = (trained.length ? trained : Object.keys(parts)).filter((id) => parts[id]?.values);
+  if (agents.length === 0) return {};
+  const names = new Set(agents.flatMap((id) => Object.keys(parts[id]!.values!)));
+  return { rewardParts: Object.fromEntries([...names].map((n) => [n, meanOf(agents.map((id) => parts[id]!.values![n] ?? 0))])) };
 }
 
 /**

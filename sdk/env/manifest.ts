@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RewardModelsSchema } from "../rewards/spec.ts";
 
 /** `agentjet.env.json`: the manifest every environment plugin carries. Validated at every boundary. */
 
@@ -95,6 +96,7 @@ export const ManifestSchema = z.object({
     })
     .refine((r) => r.min < r.max, "min must be below max")
     .describe("The reward range: every reward the environment gives must lie in [min, max]"),
+  rewardModels: RewardModelsSchema.optional(),
   agentjet: z.string().default("^0.1.0").describe("The agentjet versions this plugin supports (semver range)"),
   reusable: z.boolean().default(true).describe("Whether an instance may serve several episodes in turn"),
   docker: DockerSchema.optional().describe("kind docker: how the image is built and run"),

@@ -4,6 +4,7 @@ import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./backoff.ts";
 import { createDefaultAgentLoop } from "./default-agent-loop.ts";
 import { SWARM_CLIENT_ERRORS, SwarmClientError } from "./errors.ts";
+import { ModelRewards } from "./model-rewards.ts";
 import { runEpisode } from "./run-episode.ts";
 import {
   type Assignment,
@@ -24,6 +25,8 @@ export interface ClientEnvironment {
   hash: string;
   /** A development version (a local plugin folder being edited), announced as such (default false). */
   dev?: boolean;
+  /** The plugin folder: where the manifest's `rewardModels` files (models, vocabularies, rubrics) are read. */
+  dir?: string;
 }
 
 export interface SwarmClientOptions {
@@ -96,6 +99,7 @@ export class SwarmClient {
   #firstWelcome: { resolve: () => void; reject: (err: Error) => void; promise: Promise<void> };
   #fatal: SwarmClientError | null = null;
   readonly #defaultLoop: Workflow;
+  readonly #modelRewards: ModelRewards;
   #endedSinceAgree = 0;
 
   constructor(options: SwarmClientOptions) {
@@ -105,6 +109,7 @@ export class SwarmClient {
     this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     this.#envs = indexEnvironments(options.environments);
     this.#defaultLoop = createDefaultAgentLoop(options.fetch ? { fetch: options.fetch } : {});
+    this.#modelRewards = new ModelRewards(options.fetch ?? fetch);
     let resolve!: () => void;
     let reject!: (err: Error) => void;
     const promise = new Promise<void>((res, rej) => {
@@ -137,6 +142,7 @@ export class SwarmClient {
     this.#live = false;
     socket?.close(1000, "client stopping");
     await Promise.all([...this.#running.values()].map((r) => r.done));
+    await this.#modelRewards.close();
   }
 
   /** Replaces the environment set (a local plugin was rebuilt) and announces it again. */
@@ -284,7 +290,7 @@ export class SwarmClient {
 
   async #runOne(entry: Running): Promise<void> {
     const { assignment, controller, env } = entry;
-    const ran = env
+    const played = env
       ? await runEpisode({
           assignment,
           runtime: env.runtime,
@@ -297,6 +303,7 @@ export class SwarmClient {
           episodeId: assignment.episodeId,
           reason: { kind: "start-failed", message: `this client has no ${assignment.env.name}@${assignment.env.version}` },
         } satisfies ClientMessage);
+    const ran = env && played.type === "end" && !controller.signal.aborted ? await this.#modelRewards.apply(assignment, env, played) : played;
     entry.active = false;
     const result: ClientMessage = env && ran.type === "end" ? { ...ran, code: { hash: env.hash, dev: env.dev ?? false } } : ran;
     if (controller.signal.aborted && this.#stopped) return;

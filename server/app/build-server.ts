@@ -8,6 +8,7 @@ import { createFrozenModel, type FrozenModel } from "../engines/frozen.ts";
 import type { RewardRange } from "../episodes/check-rewards.ts";
 import { createEpisodeStore, type EpisodeStore } from "../episodes/episode-store.ts";
 import { episodeRoutes } from "../episodes/routes.ts";
+import { transcriptRoute } from "../episodes/transcript-route.ts";
 import { checkDepth } from "../openai/check-depth.ts";
 import { HttpError, toErrorBody } from "../openai/errors.ts";
 import { openaiRoutes } from "../openai/routes.ts";
@@ -119,6 +120,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   );
   await app.register(async (scope) => openaiRoutes(scope, ctx));
   await app.register(async (scope) => episodeRoutes(scope, { store, maxRegistered: config.server.maxRegisteredEpisodes }));
+  await app.register(async (scope) => transcriptRoute(scope, store));
   app.addHook("onClose", async () => {
     store.close();
     for (const p of policies.values()) await p.engine.close();

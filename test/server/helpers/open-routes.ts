@@ -5,6 +5,8 @@ export const OPEN_ROUTES = [
   "POST /v1/chat/completions episode-key",
   "POST /v1/completions episode-key",
   "POST /v1/responses episode-key",
+  "GET /v1/episodes/:id/transcript episode-key",
+  "HEAD /v1/episodes/:id/transcript episode-key",
 ];
 
 /** A route's URL with every `:param` filled, to call it. */

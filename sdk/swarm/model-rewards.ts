@@ -1,0 +1,69 @@
+import type { ConversationMessage } from "../rewards/conversation-text.ts";
+import { EpisodeRewarder } from "../rewards/episode-rewarder.ts";
+import { RewardModelError } from "../rewards/errors.ts";
+import { OnnxScorer } from "../rewards/onnx-pool.ts";
+import type { Assignment } from "./protocol.ts";
+import type { EpisodeResultMessage } from "./run-episode.ts";
+import type { ClientEnvironment } from "./client.ts";
+
+/** The body of `GET /v1/episodes/:id/transcript`: each agent's conversation as the server recorded it. */
+export interface EpisodeTranscript {
+  episodeId: string;
+  agents: Record<string, { messages: ConversationMessage[] }>;
+}
+
+/**
+ * A swarm client's model-based rewards: for an environment whose manifest declares `rewardModels`,
+ * an ended episode's conversations are read back from the server (with one of its episode keys) and
+ * scored on this machine (ONNX models in one worker pool per client, episode-scope judges), and the
+ * combined rewards replace the environment's. The parts go with the episode (`info.rewardParts`).
+ * A part that cannot score aborts the episode as `reward-model`: retried, never reward 0.
+ */
+export class ModelRewards {
+  readonly #scorer = new OnnxScorer();
+  readonly #rewarders = new WeakMap<ClientEnvironment, EpisodeRewarder | null>();
+
+  constructor(readonly fetchImpl: typeof fetch = fetch) {}
+
+  async apply(assignment: Assignment, env: ClientEnvironment, ended: Extract<EpisodeResultMessage, { type: "end" }>): Promise<EpisodeResultMessage> {
+    try {
+      const rewarder = this.#rewarder(env);
+      if (!rewarder) return ended;
+      const transcript = await this.#transcript(assignment);
+      const conversations = Object.fromEntries(Object.entries(transcript.agents).map(([id, a]) => [id, a.messages]));
+      const { rewards, parts } = await rewarder.score({ task: assignment.task, envRewards: ended.rewards, conversations });
+      return { ...ended, rewards, info: { ...(ended.info ?? {}), rewardParts: parts } };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return { type: "abort", episodeId: ended.episodeId, reason: { kind: "reward-model", message } };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#scorer.close();
+  }
+
+  #rewarder(env: ClientEnvironment): EpisodeRewarder | null {
+    let r = this.#rewarders.get(env);
+    if (r === undefined) {
+      const spec = env.runtime.manifest.rewardModels;
+      r = null;
+      if (spec) {
+        if (!env.dir) throw new RewardModelError("AJ_ERR_REWARD_MODEL_UNAVAILABLE", `${env.runtime.manifest.name} declares rewardModels, but the client was given no plugin folder to read them from`);
+        r = new EpisodeRewarder(spec, env.dir, env.runtime.manifest.reward, this.#scorer, { fetch: this.fetchImpl });
+        if (!r.scoresEpisodes) r = null;
+      }
+      this.#rewarders.set(env, r);
+    }
+    return r;
+  }
+
+  async #transcript(assignment: Assignment): Promise<EpisodeTranscript> {
+    const access = Object.values(assignment.agents)[0];
+    if (!access) throw new RewardModelError("AJ_ERR_REWARD_MODEL_FAILED", "the episode has no trained agent to score");
+    const url = `${access.baseUrl.replace(/\/+$/, "")}/episodes/${encodeURIComponent(assignment.episodeId)}/transcript`;
+    const res = await this.fetchImpl(url, { headers: { authorization: `Bearer ${access.apiKey}` } });
+    if (!res.ok) throw new RewardModelError("AJ_ERR_REWARD_MODEL_FAILED", `reading the episode's transcript: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
+    return (await res.json()) as EpisodeTranscript;
+  }
+}
