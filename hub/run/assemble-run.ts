@@ -67,8 +67,12 @@ export async function assembleRun(o: AssembleRunOptions): Promise<AssembledRun> 
     const engines = new Map<string, Engine>([...app.agentjet.policies].map(([name, p]) => [name, p.engine]));
     const pool = new SamplePool(app.agentjet.db);
     const ledger = new TrainedLedger(app.agentjet.db);
+    // Deterministic mode: one batch at a time, played to its end before it trains (see `run.deterministic`).
+    const deterministic = config.run.deterministic;
+    let scheduler: Scheduler | null = null;
     const coordinator = new TrainingCoordinator({
       store: createEpisodeStorePort(store),
+      ...(deterministic ? { syncGate: () => scheduler !== null && !scheduler.batchInProgress() } : {}),
       engines: Object.fromEntries(engines),
       pool,
       config: selectTrainingConfig(config),
@@ -91,8 +95,15 @@ export async function assembleRun(o: AssembleRunOptions): Promise<AssembledRun> 
     // The run ends on weight versions, not batches (filtered batches train nothing), and evaluates on steps.
     delete options.maxBatches;
     delete options.eval;
-    const scheduler = await Scheduler.create({ ...options, session: o.session, now, canSchedule: () => coordinator.canSchedule() });
+    scheduler = await Scheduler.create({
+      ...options,
+      session: o.session,
+      now,
+      canSchedule: () => coordinator.canSchedule(),
+      ...(deterministic ? { mayStartBatch: () => coordinator.canSchedule() && !coordinator.hasReadyBatch() } : {}),
+    });
     scheduler.subscribe((e) => {
+      if (e.type === "batch" && deterministic) coordinator.tick();
       if (e.type === "env-mismatch") o.log("warn", `client '${e.clientId}': ${e.message}`);
       else if (e.type === "group-failed") coordinator.discardGroup(e.env, e.groupId);
       else if (e.type === "agree-sync") coordinator.agreeSync(e.clientId);

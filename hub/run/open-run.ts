@@ -78,7 +78,9 @@ export async function openRun(
   const { config, progress } = o;
   const runDir = resolve(o.runDir);
   const checkpoint = o.resume ? readLatestCheckpoint(runDir) : undefined;
-  if (checkpoint?.kind === "none") throw new NoCheckpointError(runDir, checkpoint.why);
+  // A run killed before its first checkpoint kept nothing in any weights: `--resume` plays it again from step 0.
+  const restart = checkpoint?.kind === "none" && existsSync(join(runDir, "run.db"));
+  if (checkpoint?.kind === "none" && !restart) throw new NoCheckpointError(runDir, checkpoint.why);
   const resumed = checkpoint?.kind === "ok" ? checkpoint : undefined;
   if (!o.resume && existsSync(join(runDir, "run.db"))) throw new RunDirInUseError(runDir);
   writeOrStop(runDir, "create the run directory", () => mkdirSync(runDir, { recursive: true }));
@@ -91,6 +93,7 @@ export async function openRun(
 
   const metricsPath = join(runDir, "metrics.jsonl");
   if (resumed && !resumed.state.final) rewindMetrics(metricsPath, resumed.state.step);
+  if (restart) rewindMetrics(metricsPath, -1);
   const session = o.resume ? countStarts(metricsPath) : 0;
   const emit = (event: RunEvent): void => {
     writeOrStop(metricsPath, "append to", () => appendFileSync(metricsPath, `${JSON.stringify(event)}\n`));
@@ -136,6 +139,11 @@ export async function openRun(
       restorePool(run.pool, [...run.engines.keys()], resumed.state.final, resumed.state.scheduler, log);
       if (!resumed.state.final) run.ledger.rewindTo(resumed.state.step);
     } else {
+      if (restart) {
+        dropPool(run.pool, [...run.engines.keys()]);
+        run.ledger.rewindTo(0);
+        log("warn", "the run stopped before its first checkpoint: starting it again from step 0 in the same directory");
+      }
       const { policies, frozen } = run.app.agentjet;
       await runStartStage({ config, runDir, projectDir: o.projectDir, envs, policies, frozen, emit, log, ...(o.signal ? { signal: o.signal } : {}) });
     }
@@ -215,9 +223,12 @@ function restorePool(
   state: SchedulerState,
   log: (level: "info" | "warn", message: string) => void,
 ): void {
-  for (const policy of policies) {
-    const drop = final ? state.partialEpisodes : [...new Set(pool.entries(policy).map((e) => e.episodeId))];
-    pool.remove(policy, drop);
-  }
+  if (!final) dropPool(pool, policies);
+  else for (const policy of policies) pool.remove(policy, state.partialEpisodes);
   if (!final) log("warn", "the run did not stop cleanly: resuming from its last periodic checkpoint; untrained episodes after it are played again");
+}
+
+/** Empties the sample pool (a crashed session's episodes: what it trained from them was discarded). */
+function dropPool(pool: SamplePool, policies: readonly string[]): void {
+  for (const policy of policies) pool.remove(policy, [...new Set(pool.entries(policy).map((e) => e.episodeId))]);
 }

@@ -153,9 +153,20 @@ export class RunLoop {
       }
     });
     this.#batchReset = () => (batchesSinceStep = 0);
+    const deterministic = config.run.deterministic;
+    // Before any episode is registered: a resume counts the start events to name its episodes apart (`-r<k>`).
+    this.#emit({
+      type: "start",
+      time: new Date().toISOString(),
+      runDir: this.#o.runDir,
+      steps: config.run.steps,
+      ...(this.#step > 0 || this.#o.resume ? { resumedFrom: this.#step } : {}),
+      policies: [...this.#engines.keys()],
+      environments: this.#envs.map((e) => e.name),
+    });
     const detach = this.#o.attach(scheduler, coordinator);
     coordinator.start();
-    scheduler.start();
+    if (!deterministic) scheduler.start();
     cleanups.push(async () => {
       detach();
       await scheduler.close();
@@ -171,23 +182,18 @@ export class RunLoop {
       agreeSyncEvery: agreeSyncEvery(config, this.#o.localClients),
     });
     cleanups.push(clients.stop);
-
-    this.#emit({
-      type: "start",
-      time: new Date().toISOString(),
-      runDir: this.#o.runDir,
-      steps: config.run.steps,
-      ...(this.#step > 0 || this.#o.resume ? { resumedFrom: this.#step } : {}),
-      policies: [...this.#engines.keys()],
-      environments: this.#envs.map((e) => e.name),
-    });
     this.#log(
       "info",
       this.#o.localClients > 0
         ? `server ${origin}/v1, ${this.#o.localClients} local client(s) x ${config.clients.concurrency} episodes`
         : `server ${origin}/v1, waiting for clients (agentjet client --server ${origin}, or POST /v1/episodes/begin)`,
     );
-    if (config.eval.every > 0 && this.#step === 0) this.#startEval(0);
+    // Deterministic mode: evaluation runs on still weights, before the first batch and inside each sync.
+    if (config.eval.every > 0 && this.#step === 0) {
+      const evaluation = this.#startEval(0);
+      if (deterministic) await evaluation;
+    }
+    if (deterministic) scheduler.start();
     if (this.#done()) this.#finish({ reason: "done" });
 
     const onAbort = (): void => this.#finish({ reason: "interrupted" });
@@ -272,7 +278,10 @@ export class RunLoop {
       }
     }
     const every = this.#config.eval.every;
-    if (every > 0 && this.#step % every === 0 && !this.#stopping) this.#startEval(this.#step);
+    if (every > 0 && this.#step % every === 0 && !this.#stopping) {
+      const evaluation = this.#startEval(this.#step);
+      if (this.#config.run.deterministic) await evaluation;
+    }
     if (this.#done()) {
       void coordinator.stop();
       this.#finish({ reason: "done" });
@@ -281,13 +290,14 @@ export class RunLoop {
     }
   }
 
-  #startEval(step: number): void {
+  #startEval(step: number): Promise<void> {
     const p = this.#evaluate(step).then(
       (events) => events.forEach((e) => this.#emit(e)),
       (err: unknown) => this.#log("warn", `evaluation at step ${step} failed: ${err instanceof Error ? err.message : String(err)}`),
     );
     const tracked = p.finally(() => this.#pendingEvals.delete(tracked));
     this.#pendingEvals.add(tracked);
+    return tracked;
   }
 
   #showFill(phase: ReturnType<TrainingCoordinator["phase"]>): void {

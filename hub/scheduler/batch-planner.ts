@@ -111,6 +111,11 @@ export class BatchPlanner {
     this.#finishBatches();
   }
 
+  /** True while a batch that has started (a slot of it was dispatched) has groups still running. */
+  inProgress(): boolean {
+    return this.#batches.some((b) => b.started);
+  }
+
   /** Planning from the oldest unfinished batch, with which of its groups completed. */
   snapshot(evalRuns: number): SchedulerState {
     const oldest = this.#batches[0];
@@ -135,7 +140,7 @@ export class BatchPlanner {
     const shares = sharesAt(this.#lanes.map((e) => e.config.weight), index);
     const { quotas, ledger } = planQuotas(this.#ledger, shares, this.#o.batchTasks);
     this.#ledger = ledger;
-    const batch: Batch = { index, quotas, groups: [], replacements: 0, before };
+    const batch: Batch = { index, quotas, groups: [], replacements: 0, started: false, before };
     this.#batches.push(batch);
     this.#lanes.forEach((env, i) => {
       for (let k = 0; k < quotas[i]!; k++) this.#addGroup(batch, env, true);

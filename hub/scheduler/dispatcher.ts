@@ -19,6 +19,11 @@ export interface DispatcherDeps {
   running: () => boolean;
   /** False while the trainer wants no new episodes (pool at `maxCachedEpisodes`, a sync under way). */
   canSchedule: () => boolean;
+  /**
+   * Deterministic mode: asked before the first slot of a batch is dispatched; false holds the batch
+   * (the previous one has not trained yet). Absent: batches start as soon as clients are free.
+   */
+  mayStartBatch?: () => boolean;
   /** Runs before each dispatch round (plans batches ahead). */
   beforePump: () => void;
   /** A slot reached done or failed. */
@@ -69,11 +74,14 @@ export class Dispatcher {
             head = env.queue.peek();
           }
           if (!head || !this.#d.clients.hasFreeClient(env)) continue;
+          const batch = head.group?.batch;
+          if (batch && !batch.started && this.#d.mayStartBatch && !this.#d.mayStartBatch()) continue;
           const seq = head.failures.length > 0 ? -1 : seqOf(head);
           if (!best || seq < best.seq) best = { env, slot: head, seq };
         }
         if (!best) return;
         best.env.queue.shift();
+        if (best.slot.group) best.slot.group.batch.started = true;
         const client = this.#d.clients.pickClient(best.env)!;
         void this.#assign(best.slot, client);
       }
@@ -200,6 +208,7 @@ export class Dispatcher {
         groupId: slot.group?.id ?? slot.id,
         purpose: slot.purpose,
         agents: slot.seats.agents,
+        samplingKey: `${slot.id}#${attempt}`,
       });
       if (registered instanceof Promise) await registered;
       const claimed = this.#d.registry.claim(episodeId, client.id);

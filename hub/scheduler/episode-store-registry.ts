@@ -12,6 +12,7 @@ export function registryFromEpisodeStore(store: EpisodeStore): EpisodeRegistry {
         eval: input.purpose === "eval",
         agents: Object.fromEntries(input.agents.map((a) => [a.agentId, { kind: a.target.kind, target: a.target.name }])),
         metadata: { groupId: input.groupId, envVersion: input.envVersion, roles: Object.fromEntries(input.agents.map((a) => [a.agentId, a.role])) },
+        samplingKey: input.samplingKey,
       });
     },
     claim(episodeId, clientId) {

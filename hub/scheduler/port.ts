@@ -41,6 +41,11 @@ export interface EpisodeRegistration {
   purpose: "train" | "eval";
   /** Agents that talk to the server; builtin agents are not registered. */
   agents: Array<{ agentId: string; role: string; target: AgentTarget }>;
+  /**
+   * What this try plays (its slot and attempt, the same in a resumed run): deterministic mode seeds its
+   * sampling from it, so a try played again after a crash samples what the first one did.
+   */
+  samplingKey: string;
 }
 
 /** Why an episode attempt ended without a reward (`sdk/failure-kinds.ts`): retried, never scored. */

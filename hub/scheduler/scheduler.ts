@@ -57,6 +57,12 @@ export interface SchedulerOptions {
    */
   canSchedule?: () => boolean;
   /**
+   * Deterministic mode (`run.deterministic`): one batch at a time. The next batch is planned once the
+   * previous one finished and starts only when this says so (the trainer has taken the previous one);
+   * with it, `lookahead` is 1.
+   */
+  mayStartBatch?: () => boolean;
+  /**
    * Which start of the run this is: 0 the first, k the k-th `--resume` (default 0). A resumed run plans
    * the same slots again; its episode ids carry `-r<k>`, so none repeats an id the episode store holds.
    */
@@ -140,6 +146,7 @@ export class Scheduler {
       infraRetries: o.infraRetries,
       running: () => !this.#closed && this.#timer !== null,
       canSchedule: o.canSchedule ?? (() => true),
+      ...(o.mayStartBatch ? { mayStartBatch: o.mayStartBatch } : {}),
       beforePump: () => this.#planner.plan(this.#closed),
       settle: (slot) => this.#settle(slot),
       emit: (e) => this.#emit(e),
@@ -148,7 +155,7 @@ export class Scheduler {
       {
         batchTasks: o.batchTasks,
         groupSize: o.groupSize,
-        lookahead: Math.max(1, o.lookahead ?? 2),
+        lookahead: o.mayStartBatch ? 1 : Math.max(1, o.lookahead ?? 2),
         replaceFailedGroups: o.replaceFailedGroups ?? true,
         ...(o.maxBatches !== undefined ? { maxBatches: o.maxBatches } : {}),
         ...(state !== undefined ? { state } : {}),
@@ -293,6 +300,11 @@ export class Scheduler {
   /** Serialisable state for `--resume`: planning from the oldest unfinished batch, with which of its groups completed. */
   snapshot(): SchedulerState {
     return this.#planner.snapshot(this.#evals.started());
+  }
+
+  /** True while a started training batch has groups still running (deterministic mode trains between batches only). */
+  batchInProgress(): boolean {
+    return this.#planner.inProgress();
   }
 
   stats(): SchedulerStats {

@@ -35,6 +35,8 @@ export interface Batch {
   quotas: number[];
   groups: Group[];
   replacements: number;
+  /** A slot of it has been dispatched (deterministic mode starts one batch at a time). */
+  started: boolean;
   /** Stream positions and ledger before this batch was planned (for `snapshot`). */
   before: { streams: TaskStreamPosition[]; ledger: MixLedger };
 }

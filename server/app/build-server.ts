@@ -91,6 +91,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     ...(opts.now === undefined ? {} : { now: opts.now }),
     ...(opts.reclaimTimer === undefined ? {} : { reclaimTimer: opts.reclaimTimer }),
     ...(opts.rewardRanges === undefined ? {} : { rewardRanges: opts.rewardRanges }),
+    ...(config.run.deterministic ? { samplingSeed: config.run.seed } : {}),
   });
   const deps = opts.fetch === undefined ? {} : { fetch: opts.fetch };
   const policies = new Map<string, PolicyRuntime>();

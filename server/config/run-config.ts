@@ -190,12 +190,18 @@ export const RunConfigSchema = z.object({
       seed: z.number().int().default(0).describe("Seeds task order and sampling"),
       steps: z.number().int().positive().default(20).describe("Optimizer steps to run"),
       checkpointEvery: z.number().int().positive().default(5).describe("Write a checkpoint every K steps (and always at the end or on Ctrl-C)"),
+      deterministic: z
+        .boolean()
+        .default(false)
+        .describe(
+          "The same config and seed train the same episodes in the same batches and give the same weights (bit for bit on the embedded engine; `--deterministic`): each batch is played to its end before it trains and the next starts, every policy call samples with a seed from (run.seed, episode, call), batches are ordered by group, evaluation waits for its step. Slower (clients idle at each batch's tail). Needs a pool-decided strategy (episodes, tasks, valid-tasks); frozen models are external and not seeded",
+        ),
       init: z
         .string()
         .optional()
         .describe("Start every policy from this checkpoint's weights (a run directory, a checkpoint folder or a policy folder; `--from`): version 0, a fresh optimizer, the KL reference set to these weights"),
     })
-    .default({ dir: "runs/latest", seed: 0, steps: 20, checkpointEvery: 5 }),
+    .default({ dir: "runs/latest", seed: 0, steps: 20, checkpointEvery: 5, deterministic: false }),
   server: z
     .object({
       host: z
@@ -269,5 +275,13 @@ export const RunConfigSchema = z.object({
       temperature: z.number().min(0).optional().describe("Temperature of the sampled evaluation; `sampling.temperature` when absent"),
     })
     .default({ every: 0, split: "test", tasks: 16, modes: ["greedy", "sampled"] }),
+}).superRefine((c, ctx) => {
+  if (c.run.deterministic && (c.batching.strategy === "any-client" || c.batching.strategy === "all-clients")) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["batching", "strategy"],
+      message: `run.deterministic needs a strategy the pool decides (episodes, tasks or valid-tasks): '${c.batching.strategy}' syncs when clients agree, which depends on timing`,
+    });
+  }
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;

@@ -14,6 +14,7 @@ import type {
   RegisterEpisodeInput,
 } from "./episode.ts";
 import { createKeySigner, generateKeySecret, type KeyPayload } from "./keys.ts";
+import { episodeSamplingSeed } from "./sampling-seed.ts";
 
 const VERIFIED_CACHE = 65_536;
 
@@ -55,6 +56,12 @@ export interface EpisodeStoreOptions {
    * environments become known. `end` refuses rewards outside them. Default: none (finiteness only).
    */
   rewardRanges?: ReadonlyMap<string, RewardRange>;
+  /**
+   * Deterministic mode: the run's seed. Every episode then gets a sampling seed from it and its
+   * `samplingKey` (`sampling-seed.ts`), and policy calls that bring no seed of their own sample with one
+   * derived from it. Default: none (calls sample from the engine's own stream).
+   */
+  samplingSeed?: number;
 }
 
 export interface EpisodeStore {
@@ -216,6 +223,7 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
     rewards: r.rewards === null ? null : (JSON.parse(r.rewards) as Record<string, number>),
     metadata: r.metadata === null ? {} : (JSON.parse(r.metadata) as Record<string, unknown>),
     abortReason: r.abort_reason === null ? null : (JSON.parse(r.abort_reason) as AbortReason),
+    samplingSeed: null,
   });
 
   const store: EpisodeStore = {
@@ -242,6 +250,7 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
         rewards: null,
         metadata: structuredClone(input.metadata ?? {}),
         abortReason: null,
+        samplingSeed: opts.samplingSeed === undefined ? null : episodeSamplingSeed(opts.samplingSeed, input.samplingKey ?? episodeId),
       };
       episodes.set(episodeId, e);
       queue.add(episodeId);

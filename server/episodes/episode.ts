@@ -37,6 +37,11 @@ export interface Episode {
   rewards: Record<string, number> | null;
   metadata: Record<string, unknown>;
   abortReason: AbortReason | null;
+  /**
+   * Deterministic mode (the store's `samplingSeed`): the seed its policy calls derive theirs from
+   * (`sampling-seed.ts`); null otherwise. Not persisted: an episode does not outlive its process.
+   */
+  samplingSeed: number | null;
 }
 
 export interface RegisterEpisodeInput {
@@ -48,6 +53,11 @@ export interface RegisterEpisodeInput {
   agents: Record<string, AgentBinding>;
   eval?: boolean;
   metadata?: Record<string, unknown>;
+  /**
+   * What the episode plays, for its sampling seed in deterministic mode: the same key gives the same
+   * samples (the scheduler passes its slot and attempt, which a resumed run plays again). Default: the episode id.
+   */
+  samplingKey?: string;
 }
 
 export interface EndEpisodeInput {

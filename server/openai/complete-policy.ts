@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { PolicyRuntime, SamplingDefaults } from "../app/server-context.ts";
 import type { GenerateResult, SamplingParams } from "../engines/engine.ts";
 import type { EpisodeStore } from "../episodes/episode-store.ts";
+import { callSamplingSeed } from "../episodes/sampling-seed.ts";
 import { canonicalText } from "../tokenizers/canonical-text.ts";
 import type { Tokenizer } from "../tokenizers/tokenizer.ts";
 import type { Completion, CompletionChoice, CompletionSink, FinishReason } from "./completion.ts";
@@ -186,11 +187,15 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
   }
   if (constraint?.guided) base.guided = constraint.guided;
   sink?.start({ ...head, version: engine.version() });
+  // Deterministic mode: a call that brings no seed samples with one from (episode, agent, call index).
+  const episodeSeed = request.seed === undefined ? (store.get(call.episodeId)?.samplingSeed ?? null) : null;
+  const callIndex = store.tracker.callsOfAgent(call.episodeId, call.agentId).length;
 
   const generateChoice = async (index: number): Promise<ChoiceOutput> => {
     const follower = new TextFollower(tokenizer, { stops: request.stop, toolSyntax }, index, sink);
     const params: SamplingParams = { ...base };
     if (request.seed !== undefined) params.seed = request.seed + index;
+    else if (episodeSeed !== null) params.seed = callSamplingSeed(episodeSeed, call.agentId, callIndex, index);
     const mask = constraint?.mask?.();
     if (mask) params.mask = mask;
     if (sink || request.stop.length > 0) params.onToken = (id) => follower.push(id);

@@ -1,4 +1,4 @@
-import { groupByGroup, groupEpisodes, hasEqualRewards, type PooledEpisode } from "./group-entries.ts";
+import { groupByGroup, groupEpisodes, hasEqualRewards, type PoolOrder, type PooledEpisode } from "./group-entries.ts";
 import type { PoolEntry } from "./sample-pool.ts";
 
 export type StrategyName = "episodes" | "tasks" | "valid-tasks" | "any-client" | "all-clients";
@@ -7,6 +7,8 @@ export interface StrategyOptions {
   strategy: StrategyName;
   batchTasks: number;
   groupSize: number;
+  /** Which episodes and groups come first (default `arrival`; deterministic mode: `planned`). */
+  order?: PoolOrder;
 }
 
 /** The clients' side of a sync decision (`any-client`, `all-clients`). */
@@ -31,7 +33,8 @@ export type BatchSelection =
  * - `all-clients` (C5): every active client (at least one) agreed; the whole pool.
  */
 export function selectBatch(entries: readonly PoolEntry[], options: StrategyOptions, clients: ClientsView): BatchSelection {
-  const episodes = groupEpisodes(entries);
+  const order = options.order ?? "arrival";
+  const episodes = groupEpisodes(entries, order);
   const { batchTasks, groupSize } = options;
   switch (options.strategy) {
     case "episodes": {
@@ -40,12 +43,12 @@ export function selectBatch(entries: readonly PoolEntry[], options: StrategyOpti
       return { ready: true, take: flatten(episodes.slice(0, need)) };
     }
     case "tasks": {
-      const groups = completeGroups(episodes, groupSize);
+      const groups = completeGroups(episodes, groupSize, order);
       if (groups.length < batchTasks) return { ready: false, reason: `${groups.length}/${batchTasks} complete tasks` };
       return { ready: true, take: flatten(groups.slice(0, batchTasks).flat()) };
     }
     case "valid-tasks": {
-      const groups = completeGroups(episodes, groupSize);
+      const groups = completeGroups(episodes, groupSize, order);
       const valid = groups.filter((g) => !hasEqualRewards(g));
       if (valid.length < batchTasks) return { ready: false, reason: `${valid.length}/${batchTasks} valid tasks` };
       const chosen = new Set(valid.slice(0, batchTasks));
@@ -65,13 +68,13 @@ export function selectBatch(entries: readonly PoolEntry[], options: StrategyOpti
   }
 }
 
-/** Groups whose first groupSize episodes have ended, in the order those groups completed. */
-function completeGroups(episodes: readonly PooledEpisode[], groupSize: number): PooledEpisode[][] {
+/** Groups whose first groupSize episodes have ended: in the order those groups completed, or (`planned`) by group. */
+function completeGroups(episodes: readonly PooledEpisode[], groupSize: number, order: PoolOrder): PooledEpisode[][] {
   const groups: PooledEpisode[][] = [];
   for (const list of groupByGroup(episodes).values()) {
     if (list.length >= groupSize) groups.push(list.slice(0, groupSize));
   }
-  return groups.sort((a, b) => a[a.length - 1]!.seq - b[b.length - 1]!.seq);
+  return order === "planned" ? groups : groups.sort((a, b) => a[a.length - 1]!.seq - b[b.length - 1]!.seq);
 }
 
 function flatten(episodes: readonly PooledEpisode[]): PoolEntry[] {

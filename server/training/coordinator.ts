@@ -3,6 +3,7 @@ import { ClientActivity } from "./client-activity.ts";
 import { type AdvantageOptions, computeAdvantages } from "./compute-advantages.ts";
 import { buildEpisodeSamples, groupKey } from "./episode-samples.ts";
 import { type DroppedGroup, filterEqualRewardGroups } from "./filter-groups.ts";
+import type { PoolOrder } from "./group-entries.ts";
 import type { MergeOptions, MergeStats } from "./merge-timelines.ts";
 import { addMergeStats, createMergeStats } from "./merge-timelines.ts";
 import type { EndedEpisode, EpisodeStorePort, TrainerPort } from "./ports.ts";
@@ -19,6 +20,8 @@ export interface TrainingConfig {
     maxCachedEpisodes: number;
     filterEqualRewards: boolean;
     clientIdleS: number;
+    /** `planned` in deterministic mode: batches hold and order episodes by group, not by arrival. */
+    order?: PoolOrder;
   };
   merging: MergeOptions & { prefixTree: boolean };
   advantage: AdvantageOptions;
@@ -42,6 +45,11 @@ export interface CoordinatorOptions {
   tickMs?: number;
   /** After a failed step, no new sync starts for this long, ms (default 30000), so a broken engine is not hammered. */
   failureBackoffMs?: number;
+  /**
+   * Deterministic mode: false while a batch is still being played, so a sync starts only between
+   * batches (call `tick()` when one finishes). Default: a sync starts as soon as a batch is ready.
+   */
+  syncGate?: () => boolean;
   onStep?: (report: StepReport) => void;
   /**
    * After each sync's steps, before claims resume: nothing is in flight and the weights are still, so a
@@ -233,7 +241,7 @@ export class TrainingCoordinator {
       this.#again = true;
       return;
     }
-    if (this.#now() < this.#retryAt || !this.#readyPolicies().length) return;
+    if (this.#now() < this.#retryAt || !this.#readyPolicies().length || this.#o.syncGate?.() === false) return;
     this.#running = this.#syncLoop().finally(() => {
       this.#running = null;
       if (this.#again) this.tick();
@@ -243,6 +251,11 @@ export class TrainingCoordinator {
   /** False while a sync runs or a policy's pool is at `maxCachedEpisodes`: the scheduler should wait. */
   canSchedule(): boolean {
     return this.#phase === "rolling" && this.#overCap.size === 0;
+  }
+
+  /** True when some policy's pool holds a ready batch (a sync is due, or waits for its gate or a backoff). */
+  hasReadyBatch(): boolean {
+    return this.#readyPolicies().length > 0;
   }
 
   phase(): CoordinatorPhase {
@@ -268,7 +281,7 @@ export class TrainingCoordinator {
   async #syncLoop(): Promise<void> {
     do {
       this.#again = false;
-      if (this.#stopped || !this.#readyPolicies().length) return;
+      if (this.#stopped || !this.#readyPolicies().length || this.#o.syncGate?.() === false) return;
       this.#phase = "draining";
       this.#o.store.pauseClaims();
       let failed = false;
@@ -321,7 +334,7 @@ export class TrainingCoordinator {
   async #trainPolicy(policy: string, take: readonly PoolEntry[], abandoned: number): Promise<StepReport> {
     const engine = this.#o.engines[policy]!;
     const cfg = this.#o.config;
-    const { kept, dropped } = filterEqualRewardGroups(take, cfg.batching.filterEqualRewards);
+    const { kept, dropped } = filterEqualRewardGroups(take, cfg.batching.filterEqualRewards, cfg.batching.order);
     const samples = computeAdvantages(this.#o.pool.loadSamples(kept), cfg.advantage);
     const episodeIds = [...new Set(take.map((e) => e.episodeId))];
     const versionBefore = engine.version();

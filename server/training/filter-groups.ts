@@ -1,4 +1,4 @@
-import { groupByGroup, groupEpisodes, hasEqualRewards } from "./group-entries.ts";
+import { groupByGroup, groupEpisodes, hasEqualRewards, type PoolOrder } from "./group-entries.ts";
 import type { PoolEntry } from "./sample-pool.ts";
 
 export interface DroppedGroup {
@@ -15,12 +15,12 @@ export interface FilterResult {
   dropped: DroppedGroup[];
 }
 
-/** Dynamic filtering: a group whose rewards are all equal carries no signal. */
-export function filterEqualRewardGroups(entries: readonly PoolEntry[], enabled: boolean): FilterResult {
+/** Dynamic filtering: a group whose rewards are all equal carries no signal. Kept entries come in `order`. */
+export function filterEqualRewardGroups(entries: readonly PoolEntry[], enabled: boolean, order: PoolOrder = "arrival"): FilterResult {
   if (!enabled) return { kept: [...entries], dropped: [] };
   const kept: PoolEntry[] = [];
   const dropped: DroppedGroup[] = [];
-  for (const [group, episodes] of groupByGroup(groupEpisodes(entries))) {
+  for (const [group, episodes] of groupByGroup(groupEpisodes(entries, order))) {
     if (hasEqualRewards(episodes)) {
       const first = episodes[0]!;
       dropped.push({ group, env: first.env, taskId: first.taskId, episodes: episodes.length, reward: first.entries[0]!.reward });

@@ -13,15 +13,29 @@ export interface PooledEpisode {
   entries: PoolEntry[];
 }
 
-/** Entries to episodes, oldest first. */
-export function groupEpisodes(entries: readonly PoolEntry[]): PooledEpisode[] {
+/**
+ * The order of a pool's episodes: `arrival` (oldest first), or `planned` (deterministic mode: by group,
+ * then episode id, then agent; the same whichever episode happened to end first).
+ */
+export type PoolOrder = "arrival" | "planned";
+
+/** Entries to episodes, in `order` (default oldest first). */
+export function groupEpisodes(entries: readonly PoolEntry[], order: PoolOrder = "arrival"): PooledEpisode[] {
   const byId = new Map<string, PooledEpisode>();
   for (const e of entries) {
     const ep = byId.get(e.episodeId);
     if (ep) ep.entries.push(e);
     else byId.set(e.episodeId, { episodeId: e.episodeId, taskId: e.taskId, env: e.env, group: e.group, clientId: e.clientId, seq: e.seq, entries: [e] });
   }
-  return [...byId.values()].sort((a, b) => a.seq - b.seq);
+  const episodes = [...byId.values()];
+  if (order === "arrival") return episodes.sort((a, b) => a.seq - b.seq);
+  for (const ep of episodes) ep.entries.sort((a, b) => compareText(a.agentId, b.agentId));
+  return episodes.sort((a, b) => compareText(a.group, b.group) || compareText(a.episodeId, b.episodeId));
+}
+
+/** Code-unit order (not the locale's), so that the planned order is the same on every machine. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Episodes per GRPO group (never per bare task id), each list oldest first; groups in order of their first episode. */

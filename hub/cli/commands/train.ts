@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { formatConfigIssues, loadRunConfig } from "../../../server/config/load-run-config.ts";
-import type { RunConfig } from "../../../server/config/run-config.ts";
+import { type RunConfig, RunConfigSchema } from "../../../server/config/run-config.ts";
 import { TrainError, UnknownExampleError } from "../../train/errors.ts";
 import { createProgress, type ProgressMode } from "../../train/progress.ts";
 import { runTraining } from "../../train/run-training.ts";
@@ -40,6 +40,9 @@ Options:
   --from <dir>       Start every policy from this checkpoint's weights (run.init): a run directory (its
                      newest checkpoint), a checkpoint folder or a policy folder. Version 0, fresh optimizer.
   --warm-start <n>   Override warmStart.steps (supervised steps before RL); 0 skips the warm-start.
+  --deterministic    Deterministic mode (run.deterministic): the same config and seed train the same
+                     episodes in the same batches and end with the same weights (bit for bit on the
+                     embedded engine). One batch at a time; slower. Not with any-client/all-clients.
   --port <n>         Server port; 0 picks a free one. Default: the config's server.port (8700).
   --json             One JSON line per event on standard output (the metrics.jsonl events).
   --no-report        Do not write report.html at the end.
@@ -55,6 +58,7 @@ Examples:
   agentjet train --example quickstart
   agentjet train examples/cpu-cocktail.yaml --run-dir runs/cocktail-1
   agentjet train --resume runs/quickstart
+  agentjet train --example quickstart --deterministic --run-dir runs/det-1
   agentjet config docs        # every run config field`;
 
 interface Parsed {
@@ -82,6 +86,7 @@ async function parse(argv: string[]): Promise<Parsed | number> {
         "warm-start": { type: "string" },
         port: { type: "string" },
         json: { type: "boolean", default: false },
+        deterministic: { type: "boolean", default: false },
         "no-report": { type: "boolean", default: false },
       },
       strict: true,
@@ -132,6 +137,14 @@ async function parse(argv: string[]): Promise<Parsed | number> {
   if (steps !== undefined) config.run.steps = steps;
   if (values.from !== undefined) config.run.init = resolve(values.from);
   if (warmSteps !== undefined && config.warmStart) config.warmStart.steps = warmSteps;
+  if (values.deterministic) {
+    config.run.deterministic = true;
+    const checked = RunConfigSchema.safeParse(config);
+    if (!checked.success) {
+      console.error(`agentjet train: --deterministic: ${checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+      return EXIT.usage;
+    }
+  }
   const runDir = values.resume ?? values["run-dir"] ?? config.run.dir;
   return {
     config,
