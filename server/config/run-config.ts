@@ -54,7 +54,7 @@ export const EngineSchema = z.discriminatedUnion("kind", [
     weights: z
       .enum(["lora", "full"])
       .default("lora")
-      .describe("lora: each version is an adapter loaded by name; full: the trainer pushes full weights itself"),
+      .describe("lora: each version is an adapter loaded by name; full: the trainer writes full weights and the replicas reload them one at a time, each drained of its running calls first (vLLM: VLLM_SERVER_DEV_MODE=1, started from the publish folder's current link; docs/deploy.md)"),
     adapterPrefix: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/).optional().describe("LoRA adapter names are <prefix>-v<version>; default the model name"),
     requestTimeoutMs: z.number().int().positive().default(600_000).describe("Per generation request"),
     attempts: z.number().int().positive().optional().describe("Tries per call across replicas; default one per replica"),

@@ -12,6 +12,23 @@ import { createVllmApi } from "./vllm-api.ts";
 
 export type OpenAITokensEngineConfig = Extract<EngineConfig, { kind: "openai-tokens" }>;
 
+/** One replica as the engine sees it (for monitoring, and for tests that wait for a weight switch). */
+export interface ReplicaStatus {
+  url: string;
+  /** The weight version it serves (full weights) or the newest adapter it has loaded (LoRA). */
+  version: number;
+  inFlight: number;
+  /** Full weights: taking no new calls until its running ones end and it has reloaded. */
+  draining: boolean;
+  /** Skipped after a failure until its cooldown ends. */
+  down: boolean;
+}
+
+/** The `openai-tokens` engine: an Engine that also reports its replicas. */
+export interface OpenAITokensEngineHandle extends Engine {
+  replicaStatus(): ReplicaStatus[];
+}
+
 export interface OpenAITokensEngineDeps {
   fetch?: typeof fetch;
 }
@@ -32,7 +49,7 @@ function sanitizeName(s: string): string {
   return s.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "policy";
 }
 
-class OpenAITokensEngine implements Engine {
+class OpenAITokensEngine implements OpenAITokensEngineHandle {
   readonly kind = "openai-tokens";
   readonly structuredOutput = "guided" as const;
   readonly maxContext: number;
@@ -48,6 +65,8 @@ class OpenAITokensEngine implements Engine {
   private readonly inFlightByVersion = new Map<number, number>();
   private readonly adapters = new Map<string, number>();
   private readonly syncing = new Map<Replica, Promise<void>>();
+  /** Draining replicas' wake-ups: called when their last running call ends. */
+  private readonly idle = new Map<Replica, () => void>();
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly cfg: OpenAITokensEngineConfig, deps: OpenAITokensEngineDeps) {
@@ -73,13 +92,23 @@ class OpenAITokensEngine implements Engine {
     return this.current.version;
   }
 
+  replicaStatus(): ReplicaStatus[] {
+    const now = Date.now();
+    return this.pool.replicas.map((r) => ({ url: r.url, version: r.version, inFlight: r.inFlight, draining: r.draining, down: r.downUntil > now }));
+  }
+
   async generate(promptIds: readonly number[], params: SamplingParams): Promise<GenerateResult> {
     const room = this.maxContext - promptIds.length;
     if (room < 1) throw new ContextOverflowError(promptIds.length, this.maxContext);
     const sampling = { ...params, maxTokens: Math.min(params.maxTokens, room) };
-    const { target, value: served } = await this.onReplica((url, t) => this.api.generate(url, t.model, promptIds, sampling));
+    const { target, value: served, replicaVersion } = await this.onReplica((url, t) => this.api.generate(url, t.model, promptIds, sampling));
     this.ledger.record(served.outputIds, params.stopIds);
-    const version = (served.servedModel !== undefined ? this.adapters.get(served.servedModel) : undefined) ?? target.version;
+    // Full weights: a replica holds one version, the one it had when the call was routed to it (a
+    // replica is drained before it reloads). LoRA: the adapter name the replica echoed.
+    const version =
+      this.cfg.weights === "full"
+        ? replicaVersion
+        : ((served.servedModel !== undefined ? this.adapters.get(served.servedModel) : undefined) ?? target.version);
     const result: GenerateResult = { outputIds: served.outputIds, logprobs: served.logprobs, finishReason: served.finishReason, version };
     if (served.topLogprobs) result.topLogprobs = served.topLogprobs;
     return result;
@@ -91,7 +120,7 @@ class OpenAITokensEngine implements Engine {
   }
 
   /** Runs `fn` on the least loaded replica serving the current version, moving to another on failure. */
-  private async onReplica<T>(fn: (url: string, target: Target) => Promise<T>): Promise<{ target: Target; value: T }> {
+  private async onReplica<T>(fn: (url: string, target: Target) => Promise<T>): Promise<{ target: Target; value: T; replicaVersion: number }> {
     const target = this.current;
     const tried = new Set<Replica>();
     let lastError: unknown;
@@ -102,16 +131,18 @@ class OpenAITokensEngine implements Engine {
         if (!replica) break;
         tried.add(replica);
         replica.inFlight++;
+        const replicaVersion = replica.version;
         try {
           const value = await fn(replica.url, target);
           this.pool.markUp(replica);
-          return { target, value };
+          return { target, value, replicaVersion };
         } catch (e) {
           if (!(e instanceof ReplicaUnavailableError)) throw e;
           this.pool.markDown(replica);
           lastError = e;
         } finally {
           replica.inFlight--;
+          if (replica.inFlight === 0) this.idle.get(replica)?.();
         }
       }
     } finally {
@@ -165,7 +196,11 @@ class OpenAITokensEngine implements Engine {
         : { version, model: this.cfg.model, ...(pub.path === undefined ? {} : { weightsPath: pub.path }) };
     if (pub.mode === "lora") this.adapters.set(pub.adapter_name, version);
     else this.adapters.clear();
-    const results = await Promise.allSettled(this.pool.replicas.map((r) => this.syncReplica(r, target, force)));
+    // Full weights roll through the replicas one at a time, so the others keep serving during each reload.
+    const results =
+      target.adapterPath === undefined
+        ? await this.oneByOne(this.pool.replicas.map((r) => () => this.syncReplica(r, target, force)))
+        : await Promise.allSettled(this.pool.replicas.map((r) => this.syncReplica(r, target, force)));
     const failures = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
     if (failures.length === results.length) {
       throw new PublishFailedError(`no replica loaded version ${version}; version ${this.current.version} keeps serving`, {
@@ -182,8 +217,18 @@ class OpenAITokensEngine implements Engine {
     const running = this.syncing.get(r);
     if (running) return running;
     const job = (async () => {
-      if (target.adapterPath !== undefined) await this.api.loadAdapter(r.url, target.model, target.adapterPath);
-      else await this.api.reloadWeights(r.url, target.weightsPath);
+      if (target.adapterPath !== undefined) {
+        await this.api.loadAdapter(r.url, target.model, target.adapterPath);
+      } else {
+        // New weights replace the old ones under running calls: let those finish first.
+        r.draining = true;
+        try {
+          await this.drained(r);
+          await this.api.reloadWeights(r.url, target.weightsPath);
+        } finally {
+          r.draining = false;
+        }
+      }
       r.version = Math.max(r.version, target.version);
     })();
     this.syncing.set(r, job);
@@ -197,12 +242,33 @@ class OpenAITokensEngine implements Engine {
     }
   }
 
-  /** A replica that has the target loaded; lagging replicas (a failed load) are brought up to date first. */
+  private drained(r: Replica): Promise<void> {
+    if (r.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idle.set(r, () => {
+        this.idle.delete(r);
+        resolve();
+      });
+    });
+  }
+
+  private async oneByOne(jobs: Array<() => Promise<void>>): Promise<Array<PromiseSettledResult<void>>> {
+    const out: Array<PromiseSettledResult<void>> = [];
+    for (const job of jobs) out.push(...(await Promise.allSettled([job()])));
+    return out;
+  }
+
+  /**
+   * A replica that has the target loaded; lagging replicas (a failed load) are brought up to date first,
+   * and when only draining ones are left the call waits for their reload.
+   */
   private async pickReplica(target: Target, tried: ReadonlySet<Replica>): Promise<Replica | undefined> {
     const picked = this.pool.pick(target.version, tried);
     if (picked) return picked;
     const lagging = this.pool.replicas.filter((r) => r.version < target.version && !tried.has(r));
-    await Promise.allSettled(lagging.map((r) => this.syncReplica(r, target)));
+    // Every replica is draining or reloading full weights (one replica, say): the call waits for a reload.
+    const reloading = this.pool.replicas.flatMap((r) => (r.draining && !tried.has(r) ? [this.syncing.get(r)] : []));
+    await Promise.allSettled([...lagging.map((r) => this.syncReplica(r, target)), ...reloading]);
     return this.pool.pick(target.version, tried);
   }
 
@@ -225,7 +291,7 @@ class OpenAITokensEngine implements Engine {
  * on a trainer service (trainer protocol v1). The ids it returns are the ids the replica reported, and a
  * batch can only train spans it served (`verifyServedTokens`).
  */
-export function createOpenAITokensEngine(cfg: OpenAITokensEngineConfig, deps: OpenAITokensEngineDeps = {}): Engine {
+export function createOpenAITokensEngine(cfg: OpenAITokensEngineConfig, deps: OpenAITokensEngineDeps = {}): OpenAITokensEngineHandle {
   const parsed = EngineSchema.parse(cfg);
   if (parsed.kind !== "openai-tokens") throw new EngineConfigError("not an openai-tokens engine config");
   if (parsed.replicaWeights && parsed.replicaWeights.length !== parsed.baseUrls.length) {

@@ -7,6 +7,8 @@ export interface Replica {
   version: number;
   /** While Date.now() is below this, the replica is skipped after a failure. */
   downUntil: number;
+  /** Full weights: the replica takes no new calls while its running ones finish before a reload. */
+  draining: boolean;
 }
 
 /** Replicas behind one policy, picked by least in-flight load per unit of weight. */
@@ -20,16 +22,17 @@ export class ReplicaPool {
     private readonly cooldownMs: number,
     private readonly now: () => number = Date.now,
   ) {
-    this.replicas = urls.map((url, i) => ({ url, weight: weights?.[i] ?? 1, inFlight: 0, version: 0, downUntil: 0 }));
+    this.replicas = urls.map((url, i) => ({ url, weight: weights?.[i] ?? 1, inFlight: 0, version: 0, downUntil: 0, draining: false }));
   }
 
   /**
-   * The least loaded replica that has `version` loaded and was not tried yet. A replica marked down is
-   * picked only when no healthy one is left, so a cooldown never makes the whole policy unavailable.
+   * The least loaded replica that has `version` loaded and was not tried yet, never a draining one. A
+   * replica marked down is picked only when no healthy one is left, so a cooldown never makes the whole
+   * policy unavailable.
    */
   pick(version: number, tried: ReadonlySet<Replica>): Replica | undefined {
     const t = this.now();
-    const candidates = this.replicas.filter((r) => r.version >= version && !tried.has(r));
+    const candidates = this.replicas.filter((r) => r.version >= version && !r.draining && !tried.has(r));
     const healthy = candidates.filter((r) => r.downUntil <= t);
     const pool = healthy.length > 0 ? healthy : candidates;
     let best: Replica | undefined;

@@ -248,8 +248,19 @@ export function createVllmApi(http: ReplicaHttp): InferenceApi {
     async unloadAdapter(baseUrl, name) {
       await http.post(baseUrl, "/v1/unload_lora_adapter", { lora_name: name });
     },
-    async reloadWeights() {
-      // vLLM has no stable reload endpoint: in full-weights mode the trainer pushes weights itself.
+    async reloadWeights(baseUrl, path) {
+      if (path === undefined) return; // the trainer pushed the weights itself
+      // The replica was started from the publish folder's `current` link, now pointing at `path`: vLLM's
+      // dev-mode RPC re-reads it, then the prefix cache (KV of the old weights) is dropped.
+      try {
+        await http.post(baseUrl, "/collective_rpc", { method: "reload_weights" });
+      } catch (e) {
+        if (e instanceof ReplicaRequestError && e.status === 404) {
+          throw new ReplicaRequestError(baseUrl, 404, `no /collective_rpc to reload ${String(path)}: start vLLM with VLLM_SERVER_DEV_MODE=1`);
+        }
+        throw e;
+      }
+      await http.post(baseUrl, "/reset_prefix_cache", {});
     },
   };
 }

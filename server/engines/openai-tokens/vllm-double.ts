@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import { z } from "zod";
@@ -7,8 +7,10 @@ import { z } from "zod";
 /**
  * TEST DOUBLE of a vLLM OpenAI-compatible server, for CI where no GPU is: `/v1/completions` in
  * token-id mode, `/v1/load_lora_adapter`, `/v1/unload_lora_adapter`, `/v1/models`, with vLLM's JSON
- * shapes and error bodies. Its "model" is a seeded hash of the context and the served model name, so
- * outputs are deterministic and each adapter (version) samples differently.
+ * shapes and error bodies, and (with `devMode`, vLLM's `VLLM_SERVER_DEV_MODE=1`) the full-weight reload
+ * routes `/collective_rpc {"method": "reload_weights"}` and `/reset_prefix_cache`. Its "model" is a
+ * seeded hash of the context, the served model name and the loaded weights, so outputs are
+ * deterministic and each adapter or reloaded weight version samples differently.
  */
 export interface VllmDoubleOptions {
   /** The base model name (`--served-model-name`). Default "double-model". */
@@ -18,6 +20,13 @@ export interface VllmDoubleOptions {
   maxModelLen?: number;
   /** Check that a loaded adapter's folder holds adapter_config.json, as vLLM reads it. Default false. */
   requireAdapterFiles?: boolean;
+  /** Serve the dev-mode routes (`/collective_rpc`, `/reset_prefix_cache`). Default false, as vLLM. */
+  devMode?: boolean;
+  /**
+   * The folder the server was "started from" (`vllm serve <dir>`): `reload_weights` reads it again
+   * (following links, as vLLM's loader does) and fails when it holds no config.json.
+   */
+  weightsDir?: string;
 }
 
 export interface VllmDoubleCall {
@@ -25,6 +34,10 @@ export interface VllmDoubleCall {
   promptIds: number[];
   outputIds: number[];
   logprobs: number[];
+  /** The weights generation that served (0: the start-up weights; each reload adds one). */
+  weights: number;
+  /** A reload happened between this request's arrival and its answer: old and new weights met in it. */
+  mixedWeights: boolean;
 }
 
 export interface VllmDouble {
@@ -34,6 +47,8 @@ export interface VllmDouble {
   /** Raw request bodies of /v1/completions, for field-by-field checks. */
   requests: unknown[];
   adapters: Map<string, string>;
+  /** Every full-weight reload, in order: the folder it read (links resolved). */
+  reloads: string[];
   /** The next `n` completion requests fail with `status` (a crash, an overloaded server). */
   failNext(n: number, status?: number): void;
   /** Completions wait until the returned release function is called. */
@@ -131,6 +146,8 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
   const served: VllmDoubleCall[] = [];
   const requests: unknown[] = [];
   const adapters = new Map<string, string>();
+  const reloads: string[] = [];
+  let weights = 0;
   let failures: { n: number; status: number } = { n: 0, status: 500 };
   const holds = new Set<Promise<void>>();
   let streamPause: Promise<void> | null = null;
@@ -149,6 +166,7 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
   }));
 
   app.post("/v1/completions", async (req, reply) => {
+    const arrived = weights;
     requests.push(req.body);
     await Promise.all([...holds]);
     if (failures.n > 0) {
@@ -175,7 +193,12 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
         `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${prompt.length + body.max_tokens} tokens (${prompt.length} in the messages, ${body.max_tokens} in the completion). Please reduce the length of the messages or completion.`,
       );
     }
-    const salt = hashString(body.model);
+    return complete(body, prompt, reply, arrived);
+  });
+
+  async function complete(body: z.infer<typeof CompletionRequestSchema>, prompt: number[], reply: FastifyReply, arrived: number) {
+    const startWeights = weights;
+    const salt = hash32(hashString(body.model), weights);
     const rand = mulberry32(body.seed ?? hash32(...randomBytes(4)));
     const ctx = [...prompt];
     const outputIds: number[] = [];
@@ -200,7 +223,8 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
         break;
       }
     }
-    served.push({ model: body.model, promptIds: prompt, outputIds, logprobs });
+    const call: VllmDoubleCall = { model: body.model, promptIds: prompt, outputIds, logprobs, weights: startWeights, mixedWeights: false };
+    served.push(call);
     const promptLogprobs =
       body.prompt_logprobs === undefined || body.prompt_logprobs === null
         ? null
@@ -237,9 +261,11 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
         });
         if (i === 0 && streamPause) await streamPause;
       }
+      if (weights !== arrived) call.mixedWeights = true;
       reply.raw.end("data: [DONE]\n\n");
       return reply;
     }
+    if (weights !== arrived) call.mixedWeights = true;
     const pieces = outputIds.map((id) => `<${id}>`);
     const offsets: number[] = [];
     let off = 0;
@@ -276,7 +302,22 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
         prompt_tokens_details: null,
       },
     };
-  });
+  }
+
+  if (opts.devMode) {
+    app.post("/collective_rpc", async (req, reply) => {
+      const method = (req.body as { method?: unknown } | null)?.method;
+      if (method !== "reload_weights") return vllmError(reply, 400, "BadRequestError", `this double runs reload_weights only, not ${String(method)}`);
+      const dir = opts.weightsDir;
+      if (dir === undefined || !existsSync(join(dir, "config.json"))) {
+        return vllmError(reply, 500, "InternalServerError", `reload_weights: no model in ${String(dir)}`);
+      }
+      reloads.push(realpathSync(dir));
+      weights++;
+      return { results: [null] };
+    });
+    app.post("/reset_prefix_cache", async (_req, reply) => reply.code(200).send());
+  }
 
   app.post("/v1/load_lora_adapter", async (req, reply) => {
     const parsed = LoadAdapterSchema.safeParse(req.body);
@@ -303,6 +344,7 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
     served,
     requests,
     adapters,
+    reloads,
     failNext(n, status = 500) {
       failures = { n, status };
     },

@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import type { z } from "zod";
@@ -27,7 +27,10 @@ export interface TrainerDoubleOptions {
   model?: string;
   /** Starting version. Default 0. */
   version?: number;
-  /** Where published adapters are written (adapter_config.json only). Default: nothing is written. */
+  /**
+   * Where publishes are written: LoRA adapter_config.json only; full weights `v<N>/config.json` with the
+   * `current` link repointed at it, as the reference service does. Default: nothing is written.
+   */
   publishDir?: string;
   /** Require `Authorization: Bearer <apiKey>`. */
   apiKey?: string;
@@ -121,6 +124,15 @@ export function buildTrainerDouble(opts: TrainerDoubleOptions = {}): TrainerDoub
     let out: PublishResponse;
     if (mode === "full") {
       out = { mode, version };
+      if (opts.publishDir !== undefined) {
+        const path = join(opts.publishDir, `v${version}`);
+        await mkdir(path, { recursive: true });
+        await writeFile(join(path, "config.json"), JSON.stringify({ model_type: "trainer-double", version }));
+        const tmp = join(opts.publishDir, `current.tmp-${version}`);
+        await symlink(`v${version}`, tmp);
+        await rename(tmp, join(opts.publishDir, "current"));
+        out = { mode, version, path };
+      }
     } else {
       const name = body.adapter_name ?? `${model}-v${version}`;
       const path = join(opts.publishDir ?? "/nonexistent/trainer-double", name);

@@ -53,10 +53,11 @@ def main(argv: list[str]) -> None:
     args = parse_args(argv)
     import torch
 
-    from .backend import TorchBackend, TrainerSettings
+    from .backend import CURRENT_LINK, TorchBackend, TrainerSettings
     from .data_parallel import DataParallel, Rank0Backend, launched_by_torchrun, serve_worker
     from .http_server import make_server
     from .model_loading import build_model
+    from .protocol import Publish
     from .tiny_model import TinyConfig
 
     parallel = DataParallel.init(args.device) if launched_by_torchrun() else None
@@ -90,6 +91,9 @@ def main(argv: list[str]) -> None:
         serve_worker(backend, parallel)
         parallel.close()
         return
+    if args.mode == "full" and not os.path.lexists(os.path.join(settings.publish_dir, CURRENT_LINK)):
+        # Replicas start from <publish-dir>/current and reload from it: version 0 must be there first.
+        print(f"agentjet trainer: publishing version 0 to {backend.publish(Publish(0))['path']}", flush=True)
     served = Rank0Backend(backend, parallel) if parallel is not None else backend
     server = make_server(served, args.host, args.port, args.api_key)
     signal.signal(signal.SIGTERM, _interrupt)

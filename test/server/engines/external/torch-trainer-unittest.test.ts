@@ -29,5 +29,5 @@ describe.skipIf(!hasPython)(`torch-trainer Python tests (unittest, ${python})`, 
     expect(r.status, out).toBe(0);
     expect(out).toMatch(/^OK/m);
     if (TORCH_REQUIRED) expect(skipped.filter((l) => /SKIPPED:/.test(l)), "torch tests skipped under AGENTJET_REQUIRE_TORCH=1").toEqual([]);
-  });
+  }, 300_000);
 });
