@@ -26,6 +26,8 @@ const PerPolicySchema = z.object({
   tokens: z.number().int(),
   gradNorm: z.number(),
   trainMs: z.number(),
+  /** With `merging.prefixTree`: the tokens the step computed as prefix tries (shared prefixes once), against `tokens`. */
+  treeTokens: z.number().int().optional(),
 });
 
 export const RunEventSchema = z.discriminatedUnion("type", [

@@ -35,7 +35,11 @@ export function formatStep(e: StepEvent, steps: number): string {
     .join("  ");
   const failText = formatFailures(e.failures, "  ");
   const saved = e.merging.callTokens ? ` merge ${(e.merging.sampleTokens / e.merging.callTokens).toFixed(2)}x` : "";
-  return `step ${e.step}/${steps} v${e.version}  ${envs}  filtered ${e.filteredGroups}${failText}  ${e.episodesPerS.toFixed(1)} ep/s${saved}  ${(e.durationMs / 1000).toFixed(1)}s`;
+  const trees = Object.values(e.perPolicy).filter((p) => p.treeTokens !== undefined);
+  const treeText = trees.length
+    ? ` tree ${(trees.reduce((a, p) => a + p.treeTokens!, 0) / Math.max(1, trees.reduce((a, p) => a + p.tokens, 0))).toFixed(2)}x`
+    : "";
+  return `step ${e.step}/${steps} v${e.version}  ${envs}  filtered ${e.filteredGroups}${failText}  ${e.episodesPerS.toFixed(1)} ep/s${saved}${treeText}  ${(e.durationMs / 1000).toFixed(1)}s`;
 }
 
 function formatEvent(e: RunEvent, steps: number): string | null {

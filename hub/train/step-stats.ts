@@ -127,6 +127,7 @@ export class StepStats {
         tokens: r.tokens,
         gradNorm: r.metrics?.gradNorm ?? 0,
         trainMs: r.metrics?.durationMs ?? 0,
+        ...(r.metrics?.treeTokens !== undefined ? { treeTokens: r.metrics.treeTokens } : {}),
       };
     }
     const event: StepEvent = {

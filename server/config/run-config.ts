@@ -144,7 +144,12 @@ export const MergingSchema = z.object({
     .default(true)
     .describe("Compare tool definitions as canonical JSON (key order ignored) instead of as sent; differing definitions always start a new sample"),
   overflow: z.enum(["drop", "keep"]).default("drop").describe("What to do with calls that overflowed the context"),
-  prefixTree: z.boolean().default(false).describe("Pack diverging timelines' shared prefix once"),
+  prefixTree: z
+    .boolean()
+    .default(true)
+    .describe(
+      "Train on prefix tries: samples that share a prefix (retried calls, n > 1 branches of one prompt) compute it once, each token attending only to its own root-to-leaf path, so loss, gradients and step equal the flat samples' (to float rounding). The embedded engine packs tries of up to optimizer.microBatch samples and 2 contexts of tokens; a trainer service gets the trie as the train request's optional `tree`. Steps report the tokens computed (`treeTokens`); false trains every sample flat",
+    ),
 });
 
 export const AdvantageSchema = z.object({

@@ -69,18 +69,31 @@ export function buildPrefixTree(seqs: readonly PackableSequence[]): PrefixTree {
 }
 
 /**
- * Splits a batch into tries of at most `maxSequences` sequences each (the engine's micro-batch), after
- * ordering the sequences by their tokens so that sequences sharing a prefix land in the same trie.
+ * Splits a batch into tries of at most `maxSequences` sequences and `maxTokens` nodes each (a longer
+ * sequence gets a trie of its own), after ordering the sequences by their tokens so that sequences
+ * sharing a prefix are neighbours and land in the same trie.
  */
-export function packPrefixTrees(seqs: readonly PackableSequence[], maxSequences: number): TreePack[] {
+export function packPrefixTrees(seqs: readonly PackableSequence[], maxSequences: number, maxTokens = Infinity): TreePack[] {
   const order = seqs.map((_, i) => i).sort((a, b) => compareIds(seqs[a]!.tokenIds, seqs[b]!.tokenIds) || a - b);
-  const packs: TreePack[] = [];
   const per = Math.max(1, Math.floor(maxSequences));
-  for (let start = 0; start < order.length; start += per) {
-    const indices = order.slice(start, start + per);
-    packs.push({ indices, tree: buildPrefixTree(indices.map((i) => seqs[i]!)) });
+  const groups: number[][] = [];
+  let nodes = 0;
+  let prev: readonly number[] = [];
+  for (const i of order) {
+    const ids = seqs[i]!.tokenIds;
+    // In token order a sequence's longest prefix already in the trie is the one it shares with its predecessor.
+    const added = ids.length - commonPrefix(prev, ids);
+    const last = groups[groups.length - 1];
+    if (last && last.length < per && nodes + added <= maxTokens) {
+      last.push(i);
+      nodes += added;
+    } else {
+      groups.push([i]);
+      nodes = ids.length;
+    }
+    prev = ids;
   }
-  return packs;
+  return groups.map((indices) => ({ indices, tree: buildPrefixTree(indices.map((i) => seqs[i]!)) }));
 }
 
 export function measurePrefixSavings(seqs: readonly PackableSequence[]): PrefixSavings {
@@ -117,6 +130,13 @@ export function computeDepths(tree: PrefixTree): number[] {
 
 function savings(sequences: number, flatTokens: number, treeTokens: number): PrefixSavings {
   return { sequences, flatTokens, treeTokens, saved: flatTokens === 0 ? 0 : 1 - treeTokens / flatTokens };
+}
+
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let k = 0;
+  while (k < n && a[k] === b[k]) k++;
+  return k;
 }
 
 function compareIds(a: readonly number[], b: readonly number[]): number {

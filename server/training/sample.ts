@@ -56,6 +56,8 @@ export interface TrainMetrics {
   gradNorm: number;
   clipFraction: number;
   kl?: number;
+  /** A `prefixTree` step: the tokens it computed as prefix tries (every token, shared prefixes once). */
+  treeTokens?: number;
   version: number;
   durationMs: number;
 }

@@ -317,6 +317,7 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
       durationMs: performance.now() - started,
     };
     if (o.klCoef > 0) metrics.kl = kl / n;
+    if (accumulate.treeTokens !== undefined) metrics.treeTokens = accumulate.treeTokens;
     return metrics;
   }
 
@@ -335,12 +336,16 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     };
   }
 
-  /** One unit per prefix trie of up to a micro-batch of samples: one forward and backward pass each. */
+  /**
+   * One unit per prefix trie of up to a micro-batch of samples and two contexts of tokens (so a unit's
+   * activations stay within twice the longest flat sample's): one forward and backward pass each.
+   */
   private treeAccumulator(batch: TrainBatch, ref: ModelWeights | null, batchTokens: number, params: StepLossParams): Accumulator {
-    const packs = packTreeBatch(batch.samples, this.opts.optimizer.microBatch);
+    const packs = packTreeBatch(batch.samples, this.opts.optimizer.microBatch, TREE_TOKENS_PER_CONTEXT * this.shape.context);
     const refLogps = ref ? packs.map((p) => scoreReferenceTree(ref, this.shape, p)) : undefined;
     return {
       units: packs.length,
+      treeTokens: packs.reduce((n, p) => n + p.layout.ids.length, 0),
       run: (unit, wT, totals) => {
         accumulateTree(this.weights, wT, this.grads, this.shape, packs[unit]!, refLogps?.[unit], batchTokens, params, totals);
       },
@@ -384,9 +389,14 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
   }
 }
 
+/** A prefix trie holds at most this many contexts of tokens. */
+export const TREE_TOKENS_PER_CONTEXT = 2;
+
 /** A step's gradient work in units that the event loop runs between. */
 interface Accumulator {
   units: number;
+  /** Tokens the units compute as prefix tries; absent for flat samples. */
+  treeTokens?: number;
   run(unit: number, wT: ReturnType<typeof transposeWeights>, totals: LossTotals): void;
 }
 

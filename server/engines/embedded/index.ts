@@ -1,6 +1,7 @@
 /** The embedded engine: a small decoder-only transformer that generates and trains in-process on CPU. */
 export {
   createEmbeddedEngine,
+  TREE_TOKENS_PER_CONTEXT,
   toModelShape,
   type EmbeddedEngine,
   type EmbeddedEngineOptions,

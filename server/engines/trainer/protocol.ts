@@ -38,10 +38,22 @@ export const WireSampleSchema = z
   });
 export type WireSample = z.infer<typeof WireSampleSchema>;
 
+/** The samples as one token trie (`merging.prefixTree`); sample k is the path from its root to `leaves[k]`. */
+export const WireTreeSchema = z.object({
+  token_ids: z.array(TokenId),
+  /** Parent node of each node (-1 for a root); a parent precedes its children. */
+  parents: z.array(z.number().int().min(-1)),
+  /** Per sample, the node of its last token. */
+  leaves: z.array(z.number().int().min(0)),
+});
+export type WireTree = z.infer<typeof WireTreeSchema>;
+
 export const TrainStepRequestSchema = z.object({
   /** The trainer refuses the step (409) unless its version equals this: no step is applied twice. */
   expected_version: Version,
   samples: z.array(WireSampleSchema).min(1),
+  /** Optional: which tokens share a context; the loss stays the samples' (a service may ignore it). */
+  tree: WireTreeSchema.optional(),
 });
 export type TrainStepRequest = z.infer<typeof TrainStepRequestSchema>;
 

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { buildPrefixTree } from "../../training/prefix-tree.ts";
 import type { TrainBatch, TrainMetrics } from "../../training/sample.ts";
 import { TrainerProtocolError, TrainerRequestError, TrainerUnavailableError } from "./errors.ts";
 import {
@@ -14,6 +15,7 @@ import {
   type PublishResponse,
   type StatusResponse,
   type WireSample,
+  type WireTree,
 } from "./protocol.ts";
 
 export interface TrainerClientOptions {
@@ -33,6 +35,12 @@ export interface TrainerClient {
   publish(request: PublishRequest): Promise<PublishResponse>;
   save(dir: string): Promise<{ dir: string; version: number }>;
   load(dir: string): Promise<{ dir: string; version: number }>;
+}
+
+/** The batch's samples as one token trie, for a `prefixTree` batch (the trainer may score it in one pass). */
+export function toWireTree(batch: TrainBatch): WireTree {
+  const tree = buildPrefixTree(batch.samples);
+  return { token_ids: tree.tokenIds, parents: tree.parents, leaves: tree.leaves };
 }
 
 /** Converts a batch to wire samples field by field; ids are copied as they are, never re-derived. */
@@ -97,6 +105,7 @@ export function createTrainerClient(opts: TrainerClientOptions): TrainerClient {
       const out = await call("POST", "/v1/train_step", TrainStepResponseSchema, {
         expected_version: expectedVersion,
         samples: toWireSamples(batch),
+        ...(batch.prefixTree ? { tree: toWireTree(batch) } : {}),
       });
       const m = out.metrics;
       return {

@@ -15,6 +15,7 @@ import {
   type TrainerErrorCode,
   type TrainStepResponse,
   type WireSample,
+  type WireTree,
 } from "./protocol.ts";
 
 /**
@@ -37,7 +38,7 @@ export interface TrainerDoubleOptions {
 }
 
 export interface TrainerDoubleRecord {
-  trainSteps: Array<{ expectedVersion: number; samples: WireSample[] }>;
+  trainSteps: Array<{ expectedVersion: number; samples: WireSample[]; tree?: WireTree }>;
   publishes: PublishResponse[];
   saves: string[];
   loads: string[];
@@ -95,7 +96,7 @@ export function buildTrainerDouble(opts: TrainerDoubleOptions = {}): TrainerDoub
     if (body.expected_version !== version) {
       return sendError(reply, 409, "version_conflict", `trainer is at ${version}, step expects ${body.expected_version}`, "expected_version");
     }
-    received.trainSteps.push({ expectedVersion: body.expected_version, samples: body.samples });
+    received.trainSteps.push({ expectedVersion: body.expected_version, samples: body.samples, ...(body.tree ? { tree: body.tree } : {}) });
     // At the behaviour policy the PPO ratio is 1, so the clipped loss is the token-mean of -A*w.
     let tokens = 0;
     let sum = 0;

@@ -34,6 +34,8 @@ describe("prefix-tree packing", () => {
     const packs = packPrefixTrees(seqs, 2);
     expect(packs.map((p) => p.indices)).toEqual([[1, 3], [0, 2]]);
     expect(measurePackSavings(packs)).toMatchObject({ sequences: 4, flatTokens: 10, treeTokens: 7 });
+    // A token budget closes a trie early: [1,2,3] + [1,2,4] is 4 nodes, over a budget of 3.
+    expect(packPrefixTrees(seqs, 4, 3).map((p) => p.indices)).toEqual([[1], [3], [0, 2]]);
     for (const p of packs) {
       p.indices.forEach((i, k) => expect(readTreePath(p.tree, p.tree.leaves[k]!).map((n) => p.tree.tokenIds[n])).toEqual(seqs[i]!.tokenIds));
     }

@@ -11,7 +11,7 @@ describe("selectTrainingConfig", () => {
     });
     expect(selectTrainingConfig(config)).toMatchObject({
       batching: { strategy: "valid-tasks", batchTasks: 8, groupSize: 8, maxCachedEpisodes: 4096, filterEqualRewards: true, clientIdleS: 600 },
-      merging: { match: "text", ignoreTools: true, overflow: "drop", prefixTree: false },
+      merging: { match: "text", ignoreTools: true, overflow: "drop", prefixTree: true },
       advantage: { eps: 1e-6, baseline: "episode", lossWeight: "none" },
       syncTimeoutS: 60,
     });

@@ -68,6 +68,29 @@ describe("trainer protocol v1 (test double through inject)", () => {
     expect(ok.json()).toMatchObject({ protocol: 1, version: 0, mode: "lora", busy: false, steps: 0 });
   });
 
+  it("sends a prefixTree batch's samples with their trie, each sample its leaf's path", async () => {
+    const double = buildTrainerDouble();
+    const url = await double.app.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      const sample = (tokenIds: number[]) => ({ tokenIds, lossMask: tokenIds.map((_, t) => (t > 0 ? 1 : 0)), logprobs: tokenIds.map(() => -1), advantage: 1, weight: 1 });
+      const samples = [sample([1, 2, 3, 4]), sample([1, 2, 5]), sample([1, 2, 3, 4])];
+      await createTrainerClient({ url }).trainStep(0, { samples, prefixTree: true });
+      await createTrainerClient({ url }).trainStep(1, { samples });
+      const [withTree, flat] = double.received.trainSteps;
+      expect(flat!.tree).toBeUndefined();
+      const tree = withTree!.tree!;
+      expect(tree.token_ids).toHaveLength(5);
+      samples.forEach((s, k) => {
+        const path: number[] = [];
+        for (let n = tree.leaves[k]!; n >= 0; n = tree.parents[n]!) path.unshift(tree.token_ids[n]!);
+        expect(path).toEqual(s.tokenIds);
+      });
+      expect(withTree!.samples.map((s) => s.token_ids)).toEqual(samples.map((s) => s.tokenIds));
+    } finally {
+      await double.app.close();
+    }
+  });
+
   it("the client maps answers and errors through real HTTP", async () => {
     dir = await mkdtemp(join(tmpdir(), "aj-trainer-"));
     const double = buildTrainerDouble({ publishDir: dir });

@@ -1,0 +1,134 @@
+import random
+import unittest
+
+from tests.torch_available import skip_reason
+
+REASON = skip_reason("torch")
+
+
+def branching_samples(rng: random.Random, vocab: int):
+    """n > 1 branches of one prompt, retries (a cut of an earlier sample), a prefix of another, a duplicate."""
+    from agentjet_trainer.protocol import Sample
+
+    prompt = [rng.randrange(vocab) for _ in range(rng.randint(2, 6))]
+    out: list[Sample] = []
+    for _ in range(rng.randint(2, 8)):
+        kind = rng.choice(["prompt", "prompt", "retry", "prefix", "duplicate", "fresh"])
+        if kind == "duplicate" and out:
+            out.append(rng.choice(out))
+            continue
+        if kind == "prefix" and out:
+            base = rng.choice(out).token_ids
+            ids = base[: rng.randint(2, len(base))] if len(base) >= 2 else base + [1]
+        else:
+            head = prompt if kind in ("prompt", "retry") or not out else []
+            if kind == "retry" and out:
+                base = rng.choice(out).token_ids
+                head = base[: rng.randint(1, len(base))]
+            ids = head + [rng.randrange(vocab) for _ in range(rng.randint(1, 6))]
+            if len(ids) < 2:
+                ids = ids + [rng.randrange(vocab)]
+        mask = [0] + [rng.choice([0, 1]) for _ in ids[1:]]
+        mask[-1] = 1
+        lps = [(-1.0 + rng.uniform(-0.3, 0.3)) if m else 0.0 for m in mask]
+        out.append(Sample(ids, mask, lps, rng.uniform(-2, 2), rng.choice([0.5, 1.0, 2.0])))
+    return out
+
+
+def layout_of(samples):
+    """The trie the TS side sends (server/training/prefix-tree.ts builds the same one)."""
+    from agentjet_trainer.tree_attention import TreeLayout
+
+    ids: list[int] = []
+    parents: list[int] = []
+    children: dict[tuple[int, int], int] = {}
+    leaves = []
+    for s in samples:
+        parent = -1
+        for tok in s.token_ids:
+            node = children.get((parent, tok))
+            if node is None:
+                node = len(ids)
+                ids.append(tok)
+                parents.append(parent)
+                children[(parent, tok)] = node
+            parent = node
+        leaves.append(parent)
+    return TreeLayout(ids, parents, leaves)
+
+
+@unittest.skipIf(REASON is not None, REASON or "")
+class TreeAttentionTest(unittest.TestCase):
+    def test_a_branch_sees_its_path_and_never_a_sibling(self):
+        from agentjet_trainer.tree_attention import TreeLayout, tree_inputs
+
+        # 0 -> 1 -> {2, 3}: nodes 2 and 3 are sibling branches of one prompt.
+        ids, positions, allowed = tree_inputs(TreeLayout([5, 6, 7, 8], [-1, 0, 1, 1], [2, 3]))
+        self.assertEqual(positions.tolist(), [[0, 1, 2, 2]])
+        self.assertEqual(allowed[0].int().tolist(), [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 0, 1]])
+        self.assertEqual(ids.tolist(), [[5, 6, 7, 8]])
+
+    def test_loss_and_gradients_equal_the_flat_batch_on_random_branching_timelines(self):
+        import torch
+
+        from agentjet_trainer.loss import ppo_clip_loss
+        from agentjet_trainer.tiny_model import TinyConfig, build_tiny
+        from agentjet_trainer.tree_attention import parse_tree, tree_logprobs
+
+        vocab = 13
+        for seed in range(12):
+            rng = random.Random(seed)
+            samples = branching_samples(rng, vocab)
+            layout = layout_of(samples)
+            wire = {"token_ids": layout.token_ids, "parents": layout.parents, "leaves": layout.leaves}
+            layout = parse_tree(wire, samples)
+            self.assertLessEqual(len(layout.token_ids), sum(len(s.token_ids) for s in samples))
+            model = build_tiny(TinyConfig(vocab_size=vocab, hidden_size=16, num_layers=2, num_heads=2, max_positions=32), seed).double()
+            width = max(len(s.token_ids) for s in samples)
+
+            def pad(rows, value, dtype):
+                return torch.tensor([r + [value] * (width - len(r)) for r in rows], dtype=dtype)
+
+            mask = pad([s.loss_mask for s in samples], 0, torch.float64)
+            old = pad([s.logprobs for s in samples], 0.0, torch.float64)
+            adv = torch.tensor([s.advantage for s in samples], dtype=torch.float64)
+            w = torch.tensor([s.weight for s in samples], dtype=torch.float64)
+            total = float(mask.sum())
+
+            def step(new):
+                model.zero_grad(set_to_none=True)
+                parts = ppo_clip_loss(new, old, mask, adv, w, 0.2)
+                (parts.loss_sum / total).backward()
+                return float(parts.loss_sum), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+            def flat_logprobs(ids):
+                logits = model(torch.tensor([ids])).logits[0, :-1]
+                picked = logits.gather(-1, torch.tensor(ids[1:]).unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+                return torch.nn.functional.pad(picked, (1, 0))
+
+            flat_rows = [flat_logprobs(s.token_ids) for s in samples]
+            flat_new = torch.stack([torch.nn.functional.pad(r, (0, width - len(r))) for r in flat_rows])
+            flat_loss, flat_grads = step(flat_new)
+            tree_new = tree_logprobs(model, layout)
+            self.assertTrue(torch.allclose(tree_new * mask, flat_new.detach() * mask, atol=1e-10, rtol=0), f"seed {seed}")
+            tree_loss, tree_grads = step(tree_new)
+            self.assertAlmostEqual(tree_loss, flat_loss, places=10, msg=f"seed {seed}")
+            self.assertEqual(set(tree_grads), set(flat_grads))
+            for name, g in flat_grads.items():
+                self.assertTrue(torch.allclose(tree_grads[name], g, atol=1e-10, rtol=1e-8), f"seed {seed}: {name}")
+
+    def test_a_tree_that_does_not_reproduce_the_samples_is_refused(self):
+        from agentjet_trainer.protocol import ProtocolError, Sample
+        from agentjet_trainer.tree_attention import parse_tree
+
+        samples = [Sample([1, 2, 3], [0, 1, 1], [0.0, -1.0, -1.0], 1.0, 1.0)]
+        with self.assertRaises(ProtocolError) as e:
+            parse_tree({"token_ids": [1, 2, 4], "parents": [-1, 0, 1], "leaves": [2]}, samples)
+        self.assertEqual(e.exception.param, "tree.leaves.0")
+        with self.assertRaises(ProtocolError) as e:
+            parse_tree({"token_ids": [1, 2], "parents": [-1, 1], "leaves": [1]}, samples)
+        self.assertEqual(e.exception.param, "tree.parents.1")
+
+
+if __name__ == "__main__":
+    unittest.main()
