@@ -1,5 +1,6 @@
 import { type ResetRequest, type StepRequest, type Turn, TurnSchema } from "../sdk/env/protocol.ts";
 import { checkTurn } from "./check-turn.ts";
+import { explainFailure } from "./explain-failure.ts";
 import type { HostOp, Instance } from "./instance.ts";
 import { failed, failedWith } from "./outcome.ts";
 import type { EpisodeSession, Failure, Outcome } from "./runtime.ts";
@@ -7,6 +8,8 @@ import type { Supervisor } from "./supervisor.ts";
 
 export interface SessionOptions {
   timeoutMs: number;
+  /** The manifest's memory cap, named in an oom failure's message. */
+  memoryMb: number;
   reusable: boolean;
   /** The manifest's reward range: a finished turn's rewards must lie inside it. */
   reward: { min: number; max: number };
@@ -53,7 +56,7 @@ export class SupervisedSession implements EpisodeSession {
     if (this.#failure) return failedWith(this.#failure);
     if (this.#closed) return failed("protocol", "the episode session is closed");
     const r = await this.instance.call(op, params, this.options.timeoutMs);
-    if (r.kind === "failed") return this.#fail(r.failure);
+    if (r.kind === "failed") return this.#fail(explainFailure(r.failure, op, { callTimeoutMs: this.options.timeoutMs, memoryMb: this.options.memoryMb }));
     const turn = TurnSchema.safeParse(r.value);
     if (!turn.success) {
       const fields = turn.error.issues.map((i) => i.path.join(".") || "(root)").join(", ");

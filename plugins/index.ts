@@ -1,4 +1,4 @@
-export { openEnvironment } from "./open-environment.ts";
+export { openEnvironment, sourceImageTag } from "./open-environment.ts";
 export { bundleVmPlugin } from "./isolated-vm/bundle-vm-plugin.ts";
 export { buildDockerImage, BUNDLED_ENTRY } from "./docker/build-docker-image.ts";
 export { ensureNodeBaseImage } from "./docker/node-base-image.ts";

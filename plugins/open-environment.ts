@@ -15,6 +15,11 @@ import { failed } from "./outcome.ts";
 import { CONTAINER_RUNTIMES, type ContainerRuntime, type EnvironmentRuntime, type EpisodeSession, type OpenEnvironmentOptions, type Outcome } from "./runtime.ts";
 import { Supervisor } from "./supervisor.ts";
 
+/** The tag a docker plugin's source folder is built under when no image is given (`env test <folder>`, a run config's `path`). */
+export function sourceImageTag(name: string, version: string): string {
+  return `agentjet-env/${name}:${version}`;
+}
+
 /**
  * Opens a plugin in the sandbox its manifest's `kind` names, behind a supervisor. Resolves once the
  * first `warm` instances have started (or failed to).
@@ -35,7 +40,7 @@ export async function openEnvironment(opts: OpenEnvironmentOptions): Promise<Env
   } else {
     let image = opts.image ?? manifest.docker?.image;
     if (!image) {
-      image = `agentjet-env/${manifest.name}:${manifest.version}`;
+      image = sourceImageTag(manifest.name, manifest.version);
       await buildDockerImage({ dir: opts.dir, manifest, tag: image });
     }
     const runtime = await resolveContainerRuntime(opts.containerRuntime);
@@ -68,6 +73,7 @@ export async function openEnvironment(opts: OpenEnvironmentOptions): Promise<Env
         kind: "ok",
         value: new SupervisedSession(supervisor, r.value, {
           timeoutMs: manifest.limits.callTimeoutMs,
+          memoryMb: manifest.limits.memoryMb,
           reusable: manifest.reusable,
           reward: manifest.reward,
           agents: manifest.agents,

@@ -1,16 +1,18 @@
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import type { Manifest } from "../../sdk/env/manifest.ts";
 import type { Task } from "../../sdk/env/protocol.ts";
 import { openEnvironment } from "../../plugins/index.ts";
 import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
 import { readManifest } from "../store/read-manifest.ts";
+import { removeImage, sourceImageTag } from "../store/remove-image.ts";
+import { ADVERSARIAL_COUNT, createFuzzActions } from "./fuzz-actions.ts";
 import { type ActionPolicy, type EpisodeResult, playEpisode } from "./play-episode.ts";
 
 export type CheckStatus = "pass" | "fail" | "skip";
 
 export interface CheckResult {
-  name: "manifest" | "open" | "tasks" | "reset-step" | "solve" | "malformed-action" | "determinism" | "crash-recovery";
+  name: "manifest" | "open" | "tasks" | "reset-step" | "solve" | "malformed-action" | "fuzz" | "determinism" | "crash-recovery";
   status: CheckStatus;
   detail: string;
   seconds: number;
@@ -82,7 +84,8 @@ export async function runConformance(opts: RunConformanceOptions): Promise<Confo
     t0 = performance.now();
   };
   const finish = (manifest?: Manifest): ConformanceReport => ({
-    name: manifest?.name ?? "",
+    // Without a valid manifest, the folder names the report.
+    name: manifest?.name ?? basename(dir),
     version: manifest?.version ?? "",
     kind: manifest?.kind ?? "vm",
     passed: checks.every((c) => c.status !== "fail"),
@@ -127,6 +130,7 @@ export async function runConformance(opts: RunConformanceOptions): Promise<Confo
     record("open", "pass", `${manifest.kind} sandbox started`);
   } catch (cause) {
     record("open", "fail", (cause as Error).message);
+    if (manifest.kind === "docker" && !opts.image && !manifest.docker?.image) await removeImage(sourceImageTag(manifest.name, manifest.version));
     return finish(manifest);
   }
 
@@ -175,12 +179,16 @@ export async function runConformance(opts: RunConformanceOptions): Promise<Confo
 
     let calls = 0;
     const malformed = await playEpisode({ runtime, task: probe, seed: SEED, builtinAgents: builtin, act: async () => (calls++ === 0 ? MALFORMED : ""), maxSteps });
-    if (malformed.kind === "failed" && malformed.during === "step") {
+    if (malformed.kind === "failed" && malformed.during === "step" && (malformed.failure.kind === "timeout" || malformed.failure.kind === "oom")) {
+      record("malformed-action", "fail", `a malformed action hit a limit (${malformed.failure.kind}): ${malformed.failure.message}`);
+    } else if (malformed.kind === "failed" && malformed.during === "step") {
       record("malformed-action", "fail", `a malformed action broke the instance (${malformed.failure.kind}): ${malformed.failure.message}; answer it with an observation or a reward instead`);
     } else if (malformed.kind === "failed") record("malformed-action", "fail", describeEpisode(malformed));
     else if (malformed.kind === "done" && Object.values(malformed.rewards).some((r) => r < manifest.reward.min || r > manifest.reward.max)) {
       record("malformed-action", "fail", `reward out of range: ${describeEpisode(malformed)}`);
     } else record("malformed-action", "pass", `answered cleanly (${malformed.kind === "done" ? describeEpisode(malformed) : "episode continues"})`);
+
+    record("fuzz", ...(await checkFuzz(runtime, manifest, tasks, builtin)));
 
     const first = await playEpisode({ runtime, task: probe, seed: SEED, builtinAgents: builtin, act, maxSteps });
     const second = await playEpisode({ runtime, task: probe, seed: SEED, builtinAgents: builtin, act, maxSteps });
@@ -193,8 +201,40 @@ export async function runConformance(opts: RunConformanceOptions): Promise<Confo
     record("crash-recovery", ...(await checkCrashRecovery(runtime, manifest, probe, builtin, act, maxSteps)));
   } finally {
     await runtime.close();
+    // A source folder's image was built for this test only: leave no image behind.
+    if (manifest.kind === "docker" && !opts.image && !manifest.docker?.image) await removeImage(sourceImageTag(manifest.name, manifest.version));
   }
   return finish(manifest);
+}
+
+const FUZZ_EPISODES = 3;
+const FUZZ_STEPS = 20;
+
+/**
+ * Plays a few episodes whose every action is adversarial or seeded random text, so an action path the
+ * reference agent never takes (one that shells out, parses JSON, indexes by the action) is exercised.
+ * Every turn must be well formed (the runtime validates each against the protocol and the reward range);
+ * an episode may stay unfinished.
+ */
+async function checkFuzz(runtime: EnvironmentRuntime, manifest: Manifest, tasks: Task[], builtin: string[]): Promise<[CheckStatus, string]> {
+  const next = createFuzzActions(SEED);
+  let steps = 0;
+  let finished = 0;
+  // At least FUZZ_EPISODES episodes, and enough for every adversarial action to be sent once (one-step episodes take one each).
+  let episodes = 0;
+  for (let e = 0; e < FUZZ_EPISODES || (steps < ADVERSARIAL_COUNT && e < ADVERSARIAL_COUNT + FUZZ_EPISODES); e++) {
+    episodes++;
+    const task = tasks[e % tasks.length] as Task;
+    let last = "";
+    const r = await playEpisode({ runtime, task, seed: SEED + e, builtinAgents: builtin, act: async () => ((last = next()), steps++, last), maxSteps: FUZZ_STEPS });
+    if (r.kind === "failed") {
+      const shown = last.length > 60 ? `${JSON.stringify(last.slice(0, 60))}… (${last.length} chars)` : JSON.stringify(last);
+      const advice = r.failure.kind === "timeout" || r.failure.kind === "oom" ? "" : `; answer every action with a well-formed turn (an observation, or done with rewards in [${manifest.reward.min}, ${manifest.reward.max}])`;
+      return ["fail", `task ${task.id}, after the action ${shown}: ${describeEpisode(r)}${advice}`];
+    }
+    if (r.kind === "done") finished++;
+  }
+  return ["pass", `${steps} action(s) over ${episodes} episodes (${Math.min(steps, ADVERSARIAL_COUNT)} adversarial, the rest seeded random), every turn well formed; ${finished} finished`];
 }
 
 /**

@@ -40,5 +40,16 @@ export async function buildImage(opts: {
       },
     );
   });
-  if (errors.length > 0) throw new ImageBuildError(`building ${opts.tag} failed: ${errors.join("; ")}`);
+  if (errors.length > 0) throw new ImageBuildError(`building ${opts.tag} failed: ${errors.join("; ")}${explainBuildError(errors.join("\n"))}`);
+}
+
+/** Advice for a build error a plugin author can fix: the offline base images have no shell, so `RUN` cannot work. */
+function explainBuildError(text: string): string {
+  if (!/\/bin\/sh.*no such file|no such file.*\/bin\/sh/i.test(text)) return "";
+  return (
+    ". The base images (AGENTJET_NODE_BASE, AGENTJET_PYTHON_BASE) are FROM scratch and have no shell, so a RUN line cannot run. " +
+    "Build with COPY only (ARG AGENTJET_NODE_BASE / FROM ${AGENTJET_NODE_BASE} / COPY agentjet/entry.mjs /app/entry.mjs / " +
+    'CMD ["/app/entry.mjs"]), or build an image with the runtime you need yourself and name it in the manifest\'s docker.image ' +
+    "(see docs/environment-manifest.md)"
+  );
 }

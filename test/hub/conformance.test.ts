@@ -3,7 +3,29 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runConformance } from "../../hub/conformance/index.ts";
 import { writeScaffold } from "../../hub/cli/env/scaffold.ts";
+import { describeDocker } from "../helpers/docker.ts";
 import { removeTempDirs, tempDir } from "./helpers.ts";
+
+/** A vm plugin whose step is `stepBody` (JavaScript with `actions` in scope), with a solve that wins. */
+function writeStepPlugin(dir: string, name: string, stepBody: string, limits = { memoryMb: 32, callTimeoutMs: 1500 }): void {
+  mkdirSync(join(dir, "src"), { recursive: true });
+  writeFileSync(
+    join(dir, "agentjet.env.json"),
+    JSON.stringify({ name, version: "1.0.0", description: "fixture", license: "MIT", kind: "vm", entry: "src/index.js", agents: [{ id: "solver", role: "solver" }], splits: { train: { generate: 2 } }, limits, reward: { min: 0, max: 1 } }),
+  );
+  writeFileSync(
+    join(dir, "src", "index.js"),
+    `export const environment = {
+  generateTasks: ({ count, split }) => Array.from({ length: count }, (_, i) => ({ id: split + "-" + i, split, data: {} })),
+  createEpisode: () => ({
+    reset: () => ({ observations: { solver: { messages: [{ role: "user", content: "say ok" }] } }, done: false }),
+    step: ({ actions }) => { ${stepBody} },
+  }),
+  solve: () => "ok",
+};
+`,
+  );
+}
 
 /** A plugin with no reference solve whose step throws on anything that is not a number. */
 function writeFragilePlugin(dir: string): void {
@@ -53,6 +75,7 @@ describe("conformance suite", () => {
       ["reset-step", "pass"],
       ["solve", "pass"],
       ["malformed-action", "pass"],
+      ["fuzz", "pass"],
       ["determinism", "pass"],
       ["crash-recovery", "pass"],
     ]);
@@ -76,4 +99,44 @@ describe("conformance suite", () => {
     expect(report.passed).toBe(false);
     expect(report.checks[0]).toMatchObject({ name: "manifest", status: "fail", detail: expect.stringMatching(/name:.*\n.*version:/s) });
   });
+
+  it("fuzz plays adversarial actions the reference agent never sends, and fails a step that breaks on one", async () => {
+    const dir = tempDir("conf-fuzz");
+    // Like a plugin that shells out on some inputs: fine on "ok" and on the malformed check's garbage, broken on JSON-looking text.
+    writeStepPlugin(dir, "json-fragile", 'if (actions.solver.trimStart().startsWith("{")) JSON.parse("{" + actions.solver); return { observations: {}, done: true, rewards: { solver: actions.solver === "ok" ? 1 : 0 } };');
+    const report = await runConformance({ dir });
+    const status = Object.fromEntries(report.checks.map((c) => [c.name, c.status]));
+    expect(status).toMatchObject({ solve: "pass", "malformed-action": "pass", fuzz: "fail" });
+    expect(report.checks.find((c) => c.name === "fuzz")?.detail).toMatch(/after the action "\{\\"answer\\": 42.*step failed \(crash|protocol\)/);
+  });
+
+  it("a step that never ends names limits.callTimeoutMs and its value, not the malformed-action advice", async () => {
+    const dir = tempDir("conf-hang");
+    writeStepPlugin(dir, "hangs", 'if (actions.solver !== "ok") for (;;) {} return { observations: {}, done: true, rewards: { solver: 1 } };');
+    const report = await runConformance({ dir });
+    const detail = report.checks.find((c) => c.name === "malformed-action")?.detail ?? "";
+    expect(detail).toContain("did not finish within limits.callTimeoutMs (1500 ms)");
+    expect(detail).toContain("raise limits.callTimeoutMs in agentjet.env.json");
+    expect(detail).not.toContain("answer it with an observation");
+  });
+
+  it("a folder whose manifest cannot be read is reported under the folder's name", async () => {
+    const dir = join(tempDir("conf-noname"), "my-broken-env");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "agentjet.env.json"), "{ not json");
+    expect(await runConformance({ dir })).toMatchObject({ name: "my-broken-env", version: "", passed: false });
+  });
+});
+
+describeDocker("conformance suite (docker)", () => {
+  it("a RUN line on the shell-less base image says so and shows the COPY-only pattern", async () => {
+    const dir = join(tempDir("conf-run"), "p");
+    writeScaffold(dir, "run-line", "docker");
+    writeFileSync(join(dir, "Dockerfile"), "ARG AGENTJET_NODE_BASE\nFROM ${AGENTJET_NODE_BASE}\nRUN echo hi\nCOPY agentjet/entry.mjs /app/entry.mjs\nCMD [\"/app/entry.mjs\"]\n");
+    const report = await runConformance({ dir });
+    const open = report.checks.find((c) => c.name === "open");
+    expect(open?.status).toBe("fail");
+    expect(open?.detail).toContain("have no shell, so a RUN line cannot run");
+    expect(open?.detail).toContain("docker.image");
+  }, 180_000);
 });

@@ -1,15 +1,15 @@
 import { EXIT } from "../command.ts";
-import { dockerAvailable } from "../../../plugins/index.ts";
 import { NotInstalledError } from "../../store/errors.ts";
 import { addEnvironment } from "../../store/install-environment.ts";
+import { removeImage, sourceImageTag } from "../../store/remove-image.ts";
 import { removeEnvironment, resolveInstalled } from "../../store/resolve-installed.ts";
 import { describeAdd } from "./add.ts";
 import { type EnvIo, parse, UsageError } from "./io.ts";
 
 export const REMOVE_HELP = `agentjet env remove <name> [options]
 
-Removes an installed environment (its folder under .agentjet/envs/, its agentjet.lock entry, and the
-docker image the store built for it).
+Removes an installed environment (its folder under .agentjet/envs/, its agentjet.lock entry, the
+docker image the store built for it, and an image \`env test\` left of that version's source).
 
 Options: --keep-image, --project <dir>, --json
 Exit codes: 0 removed, 3 not installed.`;
@@ -22,17 +22,6 @@ removes the old version. Does nothing when the newest version and hash are alrea
 Options: --no-smoke, --registry <path|url>, --project <dir>, --json
 Exit codes: 0, 1 failed (the old version stays), 3 not installed or not in the registry, 4 sha256 mismatch.`;
 
-async function removeImage(tag: string): Promise<boolean> {
-  if (!(await dockerAvailable())) return false;
-  const { default: Docker } = await import("dockerode");
-  try {
-    await new Docker().getImage(tag).remove();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export async function runRemove(argv: string[], io: EnvIo): Promise<number> {
   const { values, positionals } = parse(argv, { "keep-image": { type: "boolean", default: false } });
   const [name, ...extra] = positionals;
@@ -40,6 +29,7 @@ export async function runRemove(argv: string[], io: EnvIo): Promise<number> {
   const result = removeEnvironment(name, values.project ? { projectDir: values.project } : {});
   if (!result.removed) throw new NotInstalledError(`'${name}' is not installed in this project`);
   const imageRemoved = result.image && !values["keep-image"] ? await removeImage(result.image) : false;
+  if (result.image && result.version && !values["keep-image"]) await removeImage(sourceImageTag(name, result.version));
   io.result({ removed: result }, `removed ${name}${result.version ? `@${result.version}` : ""}${imageRemoved ? ` and image ${result.image}` : ""}`);
   return EXIT.ok;
 }

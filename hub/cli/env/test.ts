@@ -16,6 +16,7 @@ Runs the conformance suite on a plugin folder, or on an installed environment by
   reset-step        reset/step run sample tasks to done, with rewards in the manifest's range
   solve             the reference solve() scores the top of the reward range
   malformed-action  a malformed action gets an observation or a reward, not a crash
+  fuzz              seeded random and adversarial actions (empty, huge, unicode, JSON-looking) get well-formed turns
   determinism       the same task, seed and actions give the same turns
   crash-recovery    after a forced instance failure, the instance is replaced and the next episode runs
 
@@ -35,7 +36,9 @@ export async function runTest(argv: string[], io: EnvIo): Promise<number> {
   const tasks = values.tasks ? Number(values.tasks) : undefined;
   if (tasks !== undefined && !(Number.isInteger(tasks) && tasks > 0)) throw new UsageError("--tasks takes a positive integer");
   const mounts = parsePairs(values.mount, "--mount");
-  const common = { ...(tasks ? { tasksPerSplit: tasks } : {}), onProgress: io.progress };
+  // The check lines are the report: on stdout in text mode, in order before the summary (a pipe keeps
+  // them together); with --json they are progress on stderr and stdout holds the one JSON object.
+  const common = { ...(tasks ? { tasksPerSplit: tasks } : {}), onProgress: io.json ? io.progress : (line: string) => process.stdout.write(`${line}\n`) };
   let report;
   if (existsSync(join(resolve(target), MANIFEST_FILE))) {
     report = await runConformance({ dir: resolve(target), ...(values.image ? { image: values.image } : {}), ...(Object.keys(mounts).length ? { mounts } : {}), ...common });
@@ -53,7 +56,8 @@ export async function runTest(argv: string[], io: EnvIo): Promise<number> {
     });
   }
   const failed = report.checks.filter((c) => c.status === "fail").length;
-  const text = `${report.name}@${report.version}: ${report.passed ? "passed" : "FAILED"} (${report.checks.filter((c) => c.status === "pass").length} passed, ${failed} failed, ${report.checks.filter((c) => c.status === "skip").length} skipped)`;
+  const label = report.version ? `${report.name}@${report.version}` : report.name;
+  const text = `${label}: ${report.passed ? "passed" : "FAILED"} (${report.checks.filter((c) => c.status === "pass").length} passed, ${failed} failed, ${report.checks.filter((c) => c.status === "skip").length} skipped)`;
   if (io.json) process.stdout.write(`${JSON.stringify({ ok: report.passed, report })}\n`);
   else process.stdout.write(`${text}\n`);
   return report.passed ? EXIT.ok : EXIT.failure;

@@ -49,7 +49,7 @@ describeDocker("AppWorld in Docker, against the stand-in image (test double)", (
     const report = JSON.parse(test.stdout.trim().split("\n").at(-1)!) as { ok: boolean; report: { checks: Array<{ name: string; status: string; detail: string }> } };
     expect(report.report.checks.filter((c) => c.status !== "pass"), test.stderr).toEqual([]);
     expect(report.ok).toBe(true);
-    expect(report.report.checks.map((c) => c.name)).toEqual(["manifest", "open", "tasks", "reset-step", "solve", "malformed-action", "determinism", "crash-recovery"]);
+    expect(report.report.checks.map((c) => c.name)).toEqual(["manifest", "open", "tasks", "reset-step", "solve", "malformed-action", "fuzz", "determinism", "crash-recovery"]);
   }, 240_000);
 
   it("a container without the data mount fails to start, saying what to run", async () => {
