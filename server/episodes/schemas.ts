@@ -50,7 +50,9 @@ export const ClaimBodySchema = z.object({ episodeId: Id.optional(), clientId: z.
 
 export const EndBodySchema = z.object({
   rewards: z
-    .record(Id, z.number().finite())
+    // Any JSON number (1e999 parses to Infinity): the store's reward rule refuses a non-finite one and
+    // aborts the episode as a protocol failure (422), as it does a reward outside the declared range.
+    .record(Id, z.custom<number>((v) => typeof v === "number", "expected a number"))
     .refine((r) => Object.keys(r).length <= MAX_AGENTS, `at most ${MAX_AGENTS} rewards`),
   metadata: Metadata.optional(),
 });
