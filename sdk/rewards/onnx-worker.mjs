@@ -36,7 +36,9 @@ function featurize(texts, vocab, kind) {
 export default async function score({ modelPath, vocabPath, kind, texts }) {
   let session = sessions.get(modelPath);
   if (!session) {
-    session = await ort.InferenceSession.create(modelPath);
+    // One thread per session: the pool parallelises across workers, and spinning intra-op threads on a
+    // busy machine cost more than the matmul.
+    session = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: 1, interOpNumThreads: 1 });
     sessions.set(modelPath, session);
   }
   const input = featurize(texts, vocabOf(vocabPath), kind);
