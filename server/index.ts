@@ -19,6 +19,7 @@ export type {
   RegisterEpisodeInput,
 } from "./episodes/episode.ts";
 export { createEpisodeStorePort } from "./episodes/episode-store-port.ts";
+export { agentTranscript } from "./episodes/transcript.ts";
 export { createEpisodeStore, type EpisodeStore, type EpisodeStoreEvents, type EpisodeStoreOptions } from "./episodes/episode-store.ts";
 export { EpisodeExistsError, EpisodeNotFoundError, EpisodeStateError, UnknownBindingError } from "./episodes/errors.ts";
 export { createKeySigner, generateKeySecret, type KeyPayload, type KeySigner } from "./episodes/keys.ts";

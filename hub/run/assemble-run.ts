@@ -10,6 +10,7 @@ import { SamplePool, selectTrainingConfig, type StepReport, TrainingCoordinator 
 import { registryFromEpisodeStore, Scheduler, schedulerOptionsFromRunConfig } from "../scheduler/index.ts";
 import type { SchedulerState } from "../scheduler/state.ts";
 import type { PreparedEnvironment } from "../train/prepare-environments.ts";
+import { groupScorers } from "./group-judges.ts";
 import { TrainedLedger } from "../train/trained-ledger.ts";
 
 export interface AssembleRunOptions {
@@ -95,12 +96,14 @@ export async function assembleRun(o: AssembleRunOptions): Promise<AssembledRun> 
     // The run ends on weight versions, not batches (filtered batches train nothing), and evaluates on steps.
     delete options.maxBatches;
     delete options.eval;
+    const scorers = groupScorers(o.envs, store.tracker);
     scheduler = await Scheduler.create({
       ...options,
       session: o.session,
       now,
       canSchedule: () => coordinator.canSchedule(),
       ...(deterministic ? { mayStartBatch: () => coordinator.canSchedule() && !coordinator.hasReadyBatch() } : {}),
+      ...(scorers.size > 0 ? { groupScorer: (env: string) => scorers.get(env) } : {}),
     });
     scheduler.subscribe((e) => {
       if (e.type === "batch" && deterministic) coordinator.tick();

@@ -90,7 +90,7 @@ export class BatchPlanner {
       this.#counters.failedGroups += 1;
       for (const other of group.slots) {
         if (other === slot) continue;
-        if (other.state === "running" || other.state === "starting") this.#cancel(other, "its group failed");
+        if (other.state === "running" || other.state === "starting" || other.state === "judging") this.#cancel(other, "its group failed");
         if (other.state !== "done") other.state = "failed";
       }
       this.#onGroupFailed({

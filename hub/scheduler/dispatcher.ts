@@ -2,7 +2,8 @@ import type { CodeVersion } from "../../sdk/swarm/protocol.ts";
 import type { ClientDirectory } from "./client-directory.ts";
 import type { AbortReason, ClaimOutcome, EpisodeRegistry } from "./port.ts";
 import type { ClientState, EnvLane, Slot } from "./slots.ts";
-import type { Counters, EpisodeResult, SchedulerEvent } from "./types.ts";
+import type { Group } from "./slots.ts";
+import type { Counters, EpisodeResult, GroupScorer, SchedulerEvent } from "./types.ts";
 
 export interface DispatcherDeps {
   registry: EpisodeRegistry;
@@ -29,7 +30,14 @@ export interface DispatcherDeps {
   /** A slot reached done or failed. */
   settle: (slot: Slot) => void;
   emit: (event: SchedulerEvent) => void;
+  /** The group scorer of an environment whose rewards are group-relative (a group judge), if any. */
+  groupScorer?: (env: string) => GroupScorer | undefined;
+  /** Milliseconds clock (heart-beats of claims held for a group scorer). */
+  now?: () => number;
 }
+
+/** Claims held for a group scorer are heart-beaten at most this often (they have no client any more). */
+const HELD_HEARTBEAT_MS = 5_000;
 
 /**
  * Dispatch and retries: hands queued slots to free capable clients (oldest batch first, retries and
@@ -42,6 +50,9 @@ export class Dispatcher {
   /** Claims are paused in the store (a weight sync): nothing is dispatched until they resume. */
   #paused = false;
   #pumping = false;
+  /** Ended on their clients, waiting for their group's scorer: the client's result per slot. */
+  readonly #judging = new Map<Slot, EpisodeResult>();
+  #heldBeat = 0;
 
   constructor(deps: DispatcherDeps) {
     this.#d = deps;
@@ -62,6 +73,7 @@ export class Dispatcher {
     this.#pumping = true;
     try {
       this.#d.beforePump();
+      this.#beatHeld();
       if (this.#paused) return;
       for (;;) {
         // Checked before each registration: while claims are paused nothing is registered (no junk rows).
@@ -105,17 +117,34 @@ export class Dispatcher {
       return;
     }
     const result: EpisodeResult = { episodeId, attempt: slot.attempt, clientId: client.id, rewards, info, ...(code ? { code } : {}) };
+    const scorer = slot.group && slot.purpose === "train" ? this.#d.groupScorer?.(slot.env.config.name) : undefined;
+    if (scorer && slot.group) {
+      // The client is done with it; the claim stays open (the store ends it with the group's rewards).
+      slot.state = "judging";
+      slot.client?.slots.delete(slot);
+      slot.client = null;
+      this.#judging.set(slot, result);
+      void this.#scoreGroup(slot.group, scorer);
+      this.pump();
+      return;
+    }
+    await this.#finish(slot, result);
+  }
+
+  /** Ends a slot's episode in the store with `result`, then reports and settles it. */
+  async #finish(slot: Slot, result: EpisodeResult): Promise<void> {
+    const { episodeId } = result;
     slot.state = "done";
     slot.result = result;
     this.#release(slot);
     this.#d.counters.ended += 1;
     try {
-      await this.#d.registry.end(episodeId, rewards, info, code);
+      await this.#d.registry.end(episodeId, result.rewards, result.info, result.code);
     } catch (err) {
       slot.state = "queued";
       slot.result = null;
       this.#d.counters.ended -= 1;
-      this.#retryOrFail(slot, { kind: "protocol", message: `ending the episode failed: ${String(err)}` }, episodeId, client.id);
+      this.#retryOrFail(slot, { kind: "protocol", message: `ending the episode failed: ${String(err)}` }, episodeId, result.clientId);
       this.pump();
       return;
     }
@@ -123,6 +152,52 @@ export class Dispatcher {
     this.#d.emit({ type: "episode-end", env: slot.env.config.name, taskId: slot.task.id, purpose: slot.purpose, trained, result });
     this.#d.settle(slot);
     this.pump();
+  }
+
+  /**
+   * Once no slot of the group is queued or running, scores the held ones with the group scorer (the ended
+   * ones are shown to it too) and ends them; a scorer failure retries the held ones as `reward-model`.
+   */
+  async #scoreGroup(group: Group, scorer: GroupScorer): Promise<void> {
+    if (group.status !== "running" || !group.slots.every((s) => s.state === "judging" || s.state === "done")) return;
+    const held = group.slots.filter((s) => s.state === "judging" && this.#judging.has(s));
+    if (held.length === 0) return;
+    const episodes = group.slots.map((s) => {
+      const r = s.state === "judging" ? this.#judging.get(s)! : s.result!;
+      return { episodeId: r.episodeId, rewards: r.rewards };
+    });
+    let scored: Array<{ rewards: Record<string, number>; info: Record<string, unknown> }>;
+    try {
+      scored = await scorer.score({ env: group.env.config.name, task: group.task, episodes });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      for (const s of held) {
+        this.#judging.delete(s);
+        if (s.state === "judging") this.failAttempt(s, { kind: "reward-model", message });
+      }
+      this.pump();
+      return;
+    }
+    await Promise.all(
+      held.map((s) => {
+        const result = this.#judging.get(s);
+        this.#judging.delete(s);
+        // Cancelled meanwhile (its group failed, the scheduler closed): nothing to end.
+        if (!result || s.state !== "judging") return undefined;
+        const i = group.slots.indexOf(s);
+        const out = scored[i]!;
+        return this.#finish(s, { ...result, rewards: out.rewards, info: { ...result.info, ...out.info } });
+      }),
+    );
+  }
+
+  /** Keeps claims held for a group scorer from idle reclaim (their clients no longer heart-beat them). */
+  #beatHeld(): void {
+    if (this.#judging.size === 0) return;
+    const now = (this.#d.now ?? Date.now)();
+    if (now - this.#heldBeat < HELD_HEARTBEAT_MS) return;
+    this.#heldBeat = now;
+    for (const s of this.#judging.keys()) if (s.state === "judging" && s.episodeId) this.#d.registry.heartbeat(s.episodeId);
   }
 
   abort(client: ClientState, episodeId: string, reason: AbortReason): void {
@@ -171,6 +246,7 @@ export class Dispatcher {
 
   /** Stops a running or starting slot without a retry (its group failed): the client is told, the store aborts it. */
   cancel(slot: Slot, why: string): void {
+    this.#judging.delete(slot);
     const link = slot.client?.link;
     if (link && slot.episodeId) link.send({ type: "cancel", episodeId: slot.episodeId, reason: why });
     if (slot.episodeId) void this.#safeAbort(slot.episodeId, { kind: "group-failed", message: why });

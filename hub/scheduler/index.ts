@@ -13,6 +13,7 @@ export type {
   EvalReport,
   EvalRequest,
   GroupReport,
+  GroupScorer,
   SchedulerEnvironment,
   SchedulerEvent,
   SchedulerStats,

@@ -13,12 +13,14 @@ import { deriveSeed } from "./rng.ts";
 import type { EnvLane, NewSlot, Slot } from "./slots.ts";
 import { type SchedulerState, type SchedulerStateInput, SchedulerStateSchema } from "./state.ts";
 import { TaskStream } from "./task-stream.ts";
-import type { Counters, EvalReport, EvalRequest, SchedulerEnvironment, SchedulerEvent, SchedulerStats } from "./types.ts";
+import type { Counters, EvalReport, EvalRequest, GroupScorer, SchedulerEnvironment, SchedulerEvent, SchedulerStats } from "./types.ts";
 
 export type { ClientLink } from "./client-directory.ts";
 
 export interface SchedulerOptions {
   environments: readonly SchedulerEnvironment[];
+  /** Group-relative rewards per environment (a manifest group judge): training groups are scored once all their episodes ended. */
+  groupScorer?: (env: string) => GroupScorer | undefined;
   /** Names of the trainable policies and of the frozen models (to resolve role targets). */
   policies: readonly string[];
   frozen: readonly string[];
@@ -150,6 +152,8 @@ export class Scheduler {
       beforePump: () => this.#planner.plan(this.#closed),
       settle: (slot) => this.#settle(slot),
       emit: (e) => this.#emit(e),
+      ...(o.groupScorer ? { groupScorer: o.groupScorer } : {}),
+      ...(o.now ? { now: o.now } : {}),
     });
     this.#planner = new BatchPlanner(
       {

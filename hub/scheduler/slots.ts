@@ -66,7 +66,8 @@ export interface Slot {
   /** Registrations so far: each gets a fresh episode id, so a stale result can never match. */
   tries: number;
   episodeId: string | null;
-  state: "queued" | "starting" | "running" | "done" | "failed";
+  /** judging: ended on its client, its claim still open, waiting for its group's group scorer. */
+  state: "queued" | "starting" | "running" | "judging" | "done" | "failed";
   client: ClientState | null;
   failures: AbortReason[];
   result: EpisodeResult | null;

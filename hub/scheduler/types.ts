@@ -114,3 +114,18 @@ export interface SchedulerStats extends Counters {
 }
 
 export type { Task };
+
+/**
+ * Group-relative rewards (a manifest judge with `scope: group`): once every episode of a training group
+ * has ended on its client, the group is scored at once. `score` gets each episode's id and client
+ * rewards, in slot order, and returns each one's rewards and info to record; it throws when it cannot
+ * score (the group's held episodes are then retried as `reward-model`).
+ */
+export interface GroupScorer {
+  score(input: {
+    env: string;
+    task: import("../../sdk/env/protocol.ts").Task;
+    episodes: ReadonlyArray<{ episodeId: string; rewards: Readonly<Record<string, number>> }>;
+  }): Promise<Array<{ rewards: Record<string, number>; info: Record<string, unknown> }>>;
+}
+

@@ -3,6 +3,7 @@ import { conflict, HttpError, unauthorized } from "../openai/errors.ts";
 import { parseBody } from "../openai/parse-body.ts";
 import type { EpisodeStore } from "./episode-store.ts";
 import { EpisodeParamsSchema } from "./schemas.ts";
+import { agentTranscript } from "./transcript.ts";
 
 /**
  * `GET /v1/episodes/:id/transcript` (auth: one of that episode's keys): each agent's conversation as
@@ -19,11 +20,7 @@ export async function transcriptRoute(app: FastifyInstance, store: EpisodeStore)
     if (auth.kind === "conflict") throw conflict(auth.message);
     if (auth.episode.episodeId !== episodeId) throw new HttpError(403, "AJ_ERR_EPISODE_NOT_YOURS", `this key belongs to episode '${auth.episode.episodeId}', not '${episodeId}'`);
     const agents: Record<string, { messages: unknown[] }> = {};
-    for (const agentId of Object.keys(auth.episode.agents)) {
-      const calls = store.tracker.callsOfAgent(episodeId, agentId);
-      const last = calls.at(-1);
-      agents[agentId] = { messages: last ? [...last.messages, { role: "assistant", content: last.outputText }] : [] };
-    }
+    for (const agentId of Object.keys(auth.episode.agents)) agents[agentId] = { messages: agentTranscript(store.tracker, episodeId, agentId) };
     return { episodeId, agents };
   });
 }

@@ -1,0 +1,51 @@
+import { agentTranscript } from "../../server/index.ts";
+import type { Tracker } from "../../server/tracker/tracker.ts";
+import { conversationText, type ConversationMessage } from "../../sdk/rewards/conversation-text.ts";
+import { readRubric } from "../../sdk/rewards/episode-rewarder.ts";
+import { Judge } from "../../sdk/rewards/judge.ts";
+import type { JudgePart } from "../../sdk/rewards/spec.ts";
+import { taskSlots } from "../../sdk/rewards/task-slots.ts";
+import { rankRewards } from "../../sdk/rewards/verdict.ts";
+import type { GroupScorer } from "../scheduler/index.ts";
+import type { PreparedEnvironment } from "../train/prepare-environments.ts";
+
+/**
+ * The group scorers of a run: one per environment whose manifest's `rewardModels` is a group judge
+ * (`scope: group`). The judge sees the group's n trajectories at once, per trained agent, and its
+ * ranking becomes the rewards (`rankRewards`); the recorded conversations come from the tracker, so
+ * this runs where the group is assembled, next to the scheduler.
+ */
+export function groupScorers(envs: readonly PreparedEnvironment[], tracker: Tracker): Map<string, GroupScorer> {
+  const out = new Map<string, GroupScorer>();
+  for (const env of envs) {
+    const spec = env.installed.manifest.rewardModels;
+    const part = spec?.parts.find((p): p is JudgePart => p.kind === "judge" && p.scope === "group");
+    if (!part) continue;
+    const judge = new Judge(part, readRubric(part, env.installed.dir));
+    const range = env.installed.manifest.reward;
+    out.set(env.name, {
+      async score({ task, episodes }) {
+        const slots = taskSlots(task);
+        const agents = [...new Set(episodes.flatMap((e) => Object.keys(e.rewards)))];
+        const rewards = episodes.map(() => ({}) as Record<string, number>);
+        const verdicts: string[] = [];
+        for (const agentId of agents) {
+          const transcripts = episodes.map((e) => conversationText(agentTranscript(tracker, e.episodeId, agentId) as ConversationMessage[], part.input));
+          const v = await judge.rankGroup({ ...slots, transcripts });
+          const ranked = rankRewards(v.ranking!, range);
+          ranked.forEach((r, i) => (rewards[i]![agentId] = r));
+          verdicts.push(v.raw);
+        }
+        return episodes.map((e, i) => ({
+          rewards: rewards[i]!,
+          info: {
+            rewardParts: Object.fromEntries(
+              agents.map((a) => [a, { values: { env: e.rewards[a] ?? 0, [part.name]: rewards[i]![a]! }, verdicts: { [part.name]: verdicts[agents.indexOf(a)]! } }]),
+            ),
+          },
+        }));
+      },
+    });
+  }
+  return out;
+}

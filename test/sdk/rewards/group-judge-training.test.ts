@@ -1,0 +1,84 @@
+import { cpSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readEvents } from "../../hub/train/helpers.ts";
+import { removeTempDirs, runCli, tempDir } from "../../hub/helpers.ts";
+import { type JudgeDouble, startJudgeDouble } from "../../helpers/judge-double.ts";
+
+const vowels = (s: string) => (s.match(/[aeiou]/gi) ?? []).length;
+
+let judge: JudgeDouble;
+let malformedOnce = true;
+beforeAll(async () => {
+  // A group judge: ranks the trajectories by vowel count (ties: lower number first), best first. Its
+  // first answer is malformed (a ranking that names a trajectory twice), which it must retry.
+  judge = await startJudgeDouble((prompt) => {
+    const parts = prompt.split("### Trajectory ").slice(1);
+    if (malformedOnce) {
+      malformedOnce = false;
+      return `Ranking: ${JSON.stringify(parts.map(() => 1))}`;
+    }
+    const scored = parts.map((p) => {
+      const n = Number(p.split("\n")[0]);
+      return { n, v: vowels(p.slice(p.indexOf("\n") + 1)) };
+    });
+    scored.sort((a, b) => b.v - a.v || a.n - b.n);
+    return `After comparing them:\n${JSON.stringify(scored.map((s) => s.n))}`;
+  });
+});
+afterAll(async () => {
+  await judge.close();
+  removeTempDirs();
+});
+
+describe("group-relative judging (real agentjet train, a judge-model double over HTTP)", () => {
+  it("the judge ranks each GRPO group's n replies at once, and rank r of n earns (n - r) / (n - 1)", { timeout: 240_000 }, async () => {
+    const cwd = tempDir("group-judge");
+    const plugin = join(cwd, "ranked");
+    cpSync(join(import.meta.dirname, "fixtures", "ranked"), plugin, { recursive: true });
+    writeFileSync(
+      join(cwd, "run.yaml"),
+      `run: { dir: run, seed: 7, steps: 2, checkpointEvery: 100 }
+policies:
+  main:
+    tokenizer: embedded
+    engine: { kind: embedded, model: { layers: 1, dim: 32, heads: 4, context: 64, seed: 7 } }
+environments:
+  - { name: ranked, path: ${JSON.stringify(plugin)}, roles: { speaker: main } }
+sampling: { temperature: 1, maxTokens: 8 }
+batching: { strategy: tasks, batchTasks: 4, groupSize: 4 }
+clients: { local: 1, concurrency: 16 }
+`,
+    );
+    const r = await runCli(["train", "run.yaml", "--port", "0", "--json"], cwd, undefined, { AGENTJET_JUDGE_BASE_URL: judge.baseUrl });
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    expect(readEvents(join(cwd, "run")).filter((e) => e.type === "step")).toHaveLength(2);
+
+    const db = new Database(join(cwd, "run", "run.db"), { readonly: true });
+    const rows = db
+      .prepare(
+        `SELECT e.episode_id, e.rewards, e.metadata, c.output_text FROM episodes e JOIN calls c ON c.episode_id = e.episode_id
+         WHERE e.state = 'ended' ORDER BY e.episode_id`,
+      )
+      .all() as Array<{ episode_id: string; rewards: string; metadata: string; output_text: string }>;
+    db.close();
+    const groups = new Map<string, Array<{ id: string; reward: number; reply: string; verdict: string }>>();
+    for (const row of rows) {
+      const meta = JSON.parse(row.metadata) as { groupId: string; rewardParts: Record<string, { values: Record<string, number>; verdicts: Record<string, string> }> };
+      const list = groups.get(meta.groupId) ?? [];
+      list.push({ id: row.episode_id, reward: JSON.parse(row.rewards).speaker, reply: row.output_text, verdict: meta.rewardParts.speaker!.verdicts.rank! });
+      expect(meta.rewardParts.speaker!.values.rank).toBe(JSON.parse(row.rewards).speaker);
+      groups.set(meta.groupId, list);
+    }
+    expect(groups.size).toBeGreaterThanOrEqual(8); // 2 batches of 4 groups
+    for (const [, eps] of groups) {
+      expect(eps).toHaveLength(4);
+      // The rewards are the ranks: a permutation of 1, 2/3, 1/3, 0 ...
+      expect(eps.map((e) => e.reward).sort()).toEqual([0, 1 / 3, 2 / 3, 1].sort());
+      // ... in the judge's order: more vowels never earns less.
+      for (const a of eps) for (const b of eps) if (vowels(a.reply) > vowels(b.reply)) expect(a.reward).toBeGreaterThan(b.reward);
+      expect(eps[0]!.verdict).toMatch(/^After comparing them:\n\[/);
+    }
+  });
+});
