@@ -28,6 +28,14 @@ describe("run config loading", () => {
     expect(formatConfigIssues(r)).toBe(`run.yaml:8:9  server.port: ${r.issues[0]!.message} (hint: write the number without quotes)`);
   });
 
+  it("run.deterministic refuses a strategy clients decide (any-client, all-clients) at batching.strategy", () => {
+    const r = parseRunConfig(`${GOOD}run: { deterministic: true }\nbatching: { strategy: any-client }\n`);
+    if (r.kind !== "invalid") throw new Error("expected invalid");
+    expect(r.issues).toEqual([expect.objectContaining({ path: "batching.strategy", message: expect.stringContaining("run.deterministic") })]);
+    const ok = parseRunConfig(`${GOOD}run: { deterministic: true }\nbatching: { strategy: valid-tasks }\n`);
+    expect(ok.kind === "ok" && ok.config.run.deterministic).toBe(true);
+  });
+
   it("reports missing sections and bad enums", () => {
     const r = parseRunConfig("policies:\n  main:\n    tokenizer: qwen4\n");
     if (r.kind !== "invalid") throw new Error("expected invalid");
