@@ -1,4 +1,4 @@
-import { cp, mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { build, type Message } from "esbuild";
@@ -6,6 +6,10 @@ import type { Manifest } from "../../sdk/env/manifest.ts";
 import { explainBundleErrors } from "../explain-bundle-errors.ts";
 import { buildImage } from "./build-image.ts";
 import { ensureNodeBaseImage } from "./node-base-image.ts";
+import { ensurePythonBaseImage } from "./python-base-image.ts";
+
+/** An entry esbuild can bundle for Node; an entry in another language (env.py) is copied by the Dockerfile as it is. */
+const JS_ENTRY = /\.(m|c)?(t|j)sx?$/;
 
 /** Where the bundled entry lands in the build context; a plugin's Dockerfile copies it from here. */
 export const BUNDLED_ENTRY = "agentjet/entry.mjs";
@@ -28,12 +32,15 @@ export async function buildDockerImage(opts: {
       recursive: true,
       filter: (src) => !["node_modules", ".git"].includes(basename(src)),
     });
-    await bundleNodeEntry(opts.dir, opts.manifest, join(ctx, BUNDLED_ENTRY));
+    if (JS_ENTRY.test(opts.manifest.entry)) await bundleNodeEntry(opts.dir, opts.manifest, join(ctx, BUNDLED_ENTRY));
+    const dockerfile = opts.manifest.docker?.dockerfile ?? "Dockerfile";
+    // The Python base is built only for a Dockerfile that asks for it.
+    const wantsPython = (await readFile(join(ctx, dockerfile), "utf8").catch(() => "")).includes("AGENTJET_PYTHON_BASE");
     await buildImage({
       context: ctx,
       tag: opts.tag,
-      dockerfile: opts.manifest.docker?.dockerfile ?? "Dockerfile",
-      buildArgs: { AGENTJET_NODE_BASE: base },
+      dockerfile,
+      buildArgs: { AGENTJET_NODE_BASE: base, ...(wantsPython ? { AGENTJET_PYTHON_BASE: await ensurePythonBaseImage(opts.onProgress) } : {}) },
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
     });
   } finally {

@@ -51,13 +51,20 @@ export async function runInfo(argv: string[], io: EnvIo): Promise<number> {
   const installed = resolveInstalled(name, undefined, values.project ? { projectDir: values.project } : {});
   if (!listed && !installed) throw new EnvironmentNotFoundError(`'${name}' is neither in the registry nor installed`);
   const latest = listed ? findVersion(registry, name).version : undefined;
-  const lines = [`${name}${listed ? `: ${listed.description}` : ""}`];
+  const description = listed?.description ?? installed?.manifest.description;
+  const lines = [`${name}${description ? `: ${description}` : ""}`];
+  if (!listed && installed) {
+    // Outside the registry (installed with --source): the manifest and the lockfile say what it is.
+    const m = installed.manifest;
+    lines.push(`  not in the registry; licence ${m.license}; kind ${installed.kind}; content sha256 ${installed.sha256}`);
+    lines.push(`  agents ${m.agents.map((a) => `${a.id} (${a.role})`).join(", ")}; splits ${Object.keys(m.splits).join(", ")}; reward [${m.reward.min}, ${m.reward.max}]`);
+  }
   if (listed) {
     lines.push(`  licence ${listed.license}; tags ${listed.tags.join(", ") || "none"}; latest ${latest}`);
     for (const [v, e] of Object.entries(listed.versions)) lines.push(`  ${v} (${e.kind}) ${e.source.type} sha256 ${e.sha256}`);
   }
   if (installed) {
-    lines.push(`  installed ${installed.version} at ${installed.dir}${installed.image ? ` (image ${installed.image})` : ""}`);
+    lines.push(`  installed ${installed.version} at ${installed.dir}${installed.image ? ` (image ${installed.image})` : ""}${installed.bundlePath ? ` (bundle ${installed.bundlePath})` : ""}`);
   } else lines.push("  not installed");
   io.result(
     {

@@ -1,0 +1,114 @@
+import { execFile } from "node:child_process";
+import { cp, copyFile, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { ImageBuildError } from "../errors.ts";
+import { buildImage } from "./build-image.ts";
+import { dockerClient } from "./docker-client.ts";
+import { SANDBOX_USER } from "./node-base-image.ts";
+
+const run = promisify(execFile);
+
+/** The interpreter the Python base image carries: $AGENTJET_PYTHON, else the system's /usr/bin/python3. */
+export function hostPython(): string {
+  return process.env["AGENTJET_PYTHON"] || "/usr/bin/python3";
+}
+
+/** Parts of the standard library no environment needs in a sandbox (tests, GUIs, installers): 40 MiB less. */
+const SKIPPED = new Set(["test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "pydoc_data", "site-packages", "dist-packages", "__pycache__"]);
+
+let pending: Promise<string> | undefined;
+
+/**
+ * An offline base image for docker plugins written in Python, built once per interpreter version: FROM
+ * scratch with the host's python3, its standard library (under the same path, so it finds its prefix),
+ * the shared libraries it and its extension modules link, and the sandbox user. No shell, no pip: plugins
+ * COPY pure-Python code in. Passed to Dockerfiles as the build arg AGENTJET_PYTHON_BASE. Returns its tag.
+ */
+export function ensurePythonBaseImage(onProgress?: (line: string) => void): Promise<string> {
+  pending ??= buildBase(onProgress).catch((err: unknown) => {
+    pending = undefined;
+    throw err;
+  });
+  return pending;
+}
+
+async function describePython(python: string): Promise<{ version: string; stdlib: string; dynload: string; executable: string }> {
+  const script = "import sys, sysconfig, json; p = sysconfig.get_paths(); print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3], 'stdlib': p['stdlib'], 'dynload': sysconfig.get_config_var('DESTSHARED') or '', 'executable': sys.executable}))";
+  try {
+    const { stdout } = await run(python, ["-c", script]);
+    return JSON.parse(stdout) as { version: string; stdlib: string; dynload: string; executable: string };
+  } catch (err) {
+    throw new ImageBuildError(`the Python base image needs a host python3 (${python}; set AGENTJET_PYTHON to another): ${(err as Error).message}`, err);
+  }
+}
+
+async function buildBase(onProgress?: (line: string) => void): Promise<string> {
+  const py = await describePython(hostPython());
+  const tag = `agentjet/python-base:${py.version}`;
+  try {
+    await dockerClient().getImage(tag).inspect();
+    return tag;
+  } catch {
+    // Not built yet.
+  }
+  onProgress?.(`building ${tag} from ${py.executable} (once per Python version)`);
+  const ctx = await mkdtemp(join(tmpdir(), "agentjet-python-base-"));
+  try {
+    const rootfs = join(ctx, "rootfs");
+    const binary = await realpath(py.executable);
+    await place(binary, join(rootfs, py.executable));
+    await cp(py.stdlib, join(rootfs, py.stdlib), { recursive: true, dereference: true, filter: (src) => !SKIPPED.has(src.split("/").pop() ?? "") });
+    const linked = [binary];
+    if (py.dynload) {
+      await cp(py.dynload, join(rootfs, py.dynload), { recursive: true, dereference: true });
+      for (const f of await readdir(py.dynload)) if (f.endsWith(".so")) linked.push(join(py.dynload, f));
+    }
+    const libs = new Set<string>();
+    for (const file of linked) for (const lib of await sharedLibraries(file)) libs.add(lib);
+    for (const lib of libs) await place(lib, join(rootfs, lib));
+    await mkdir(join(rootfs, "etc"), { recursive: true });
+    await writeFile(join(rootfs, "etc/passwd"), "root:x:0:0:root:/root:/sbin/nologin\nagentjet:x:1000:1000:agentjet:/tmp:/sbin/nologin\n");
+    await writeFile(join(rootfs, "etc/group"), "root:x:0:\nagentjet:x:1000:\n");
+    await mkdir(join(rootfs, "app"), { recursive: true });
+    await writeFile(join(rootfs, "app/.keep"), "");
+    await writeFile(
+      join(ctx, "Dockerfile"),
+      [
+        "FROM scratch",
+        "COPY rootfs/ /",
+        `USER ${SANDBOX_USER}`,
+        "WORKDIR /app",
+        "ENV HOME=/tmp PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1",
+        `ENTRYPOINT ["${py.executable}"]`,
+        "",
+      ].join("\n"),
+    );
+    await buildImage({ context: ctx, tag, ...(onProgress ? { onProgress } : {}) });
+    return tag;
+  } finally {
+    await rm(ctx, { recursive: true, force: true });
+  }
+}
+
+async function place(from: string, to: string): Promise<void> {
+  await mkdir(dirname(to), { recursive: true });
+  await copyFile(from, to);
+}
+
+async function sharedLibraries(binary: string): Promise<string[]> {
+  let stdout: string;
+  try {
+    ({ stdout } = await run("ldd", [binary]));
+  } catch {
+    // Statically linked, or not an ELF file: nothing to copy.
+    return [];
+  }
+  const libs: string[] = [];
+  for (const line of stdout.split("\n")) {
+    const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+    if (m?.[1]) libs.push(m[1]);
+  }
+  return libs;
+}
