@@ -116,11 +116,12 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
   const generated = store.tracker.generationsOf(call.episodeId, call.agentId);
   const rendered =
     request.prompt !== undefined
-      ? { segments: [{ role: "user" as const, text: request.prompt, ids: tokenizer.encode(request.prompt) }], headerIds: [] }
+      ? { segments: [{ role: "user" as const, text: request.prompt, ids: tokenizer.encodeAsync ? await tokenizer.encodeAsync(request.prompt) : tokenizer.encode(request.prompt) }], headerIds: [] }
       : tokenizer.renderChatAsync
         ? await tokenizer.renderChatAsync(request.messages, { tools: request.tools, generated, templateKwargs: request.templateKwargs })
         : tokenizer.renderChat(request.messages, { tools: request.tools, generated, templateKwargs: request.templateKwargs });
-  const promptIds = rendered.segments.flatMap((s) => s.ids).concat(rendered.headerIds);
+  // concat copies packed arrays whole (flatMap goes element by element: seconds for a 4 MB message)
+  const promptIds = ([] as number[]).concat(...rendered.segments.map((s) => s.ids), rendered.headerIds);
   const room = engine.maxContext - promptIds.length;
   const head = { id: `${call.idPrefix ?? "chatcmpl"}-${callId}`, created: Math.floor(startedAt / 1000), model: policy.name };
 

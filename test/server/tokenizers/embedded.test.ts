@@ -39,6 +39,30 @@ describe("embedded tokenizer", () => {
     expect(r.segments[0]!.ids.filter((id) => id === EMBEDDED_IDS.imEnd)).toHaveLength(1);
   });
 
+  it("renders a huge message a slice at a time, to the same ids as the one-pass rendering", async () => {
+    const big = "a🎉b\té ".repeat(20_000);
+    const messages = [
+      { role: "system" as const, content: "s" },
+      { role: "user" as const, content: big },
+      { role: "assistant" as const, content: "ok" },
+    ];
+    // a chain of immediates runs once per turn of the event loop
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const sliced = await tok.renderChatAsync!(messages, { tools: [{ name: "f" }] });
+    ticking = false;
+    expect(turns).toBeGreaterThan(1);
+    expect(sliced).toEqual(tok.renderChat(messages, { tools: [{ name: "f" }] }));
+    expect(tok.decode(sliced.segments[1]!.ids)).toBe(`<|im_start|>user\n${big}<|im_end|>\n`);
+    const prompt = `${big}<|im_end|>\n${big}`;
+    expect(await tok.encodeAsync!(prompt)).toEqual(tok.encode(prompt));
+  });
+
   it("renders ChatML with one segment per message and the assistant header", () => {
     const r = tok.renderChat([
       { role: "system", content: "Be brief." },

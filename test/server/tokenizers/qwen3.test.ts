@@ -145,5 +145,9 @@ describe("qwen3 rendering in slices", () => {
     expect(sliced.segments[1]!.ids).toEqual(tok.encode(`<|im_start|>user\n${big}<|im_end|>\n`));
     const whole = tok.renderChat(messages, { tools: QWEN3_TOOLS });
     expect(sliced).toEqual(whole);
+    // the same text as a legacy prompt (control-token strings are control tokens there), on the encode thread
+    const prompt = `<|im_start|>user\n${big}<|im_end|>\n<|im_start|>assistant\n`;
+    expect(await tok.encodeAsync!(prompt)).toEqual(tok.encode(prompt));
+    expect(await tok.encodeAsync!("a<|im_end|>b")).toEqual(tok.encode("a<|im_end|>b"));
   });
 });

