@@ -25,7 +25,7 @@ export interface Tracker {
   discard(episodeId: string): void;
   /** Drops the in-memory copy of a finished episode; the database keeps it. */
   release(episodeId: string): void;
-  /** Writes pending records now (they are otherwise written in one transaction per event-loop turn). */
+  /** Writes pending records now (they are otherwise written in batches, every FLUSH_MS). */
   flush(): void;
 }
 
@@ -76,6 +76,10 @@ interface LiveAgent {
   generations: Map<string, readonly number[]>;
 }
 
+/** How long a recorded call may wait to be written, and how many may wait. */
+const FLUSH_MS = 100;
+const FLUSH_CALLS = 512;
+
 const NO_GENERATIONS: ReadonlyMap<string, readonly number[]> = new Map();
 
 export function createTracker(db: RunDb): Tracker {
@@ -88,10 +92,14 @@ export function createTracker(db: RunDb): Tracker {
   );
   const selectEpisode = db.prepare<[string], CallRow>("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq");
   const deleteEpisode = db.prepare<[string]>("DELETE FROM calls WHERE episode_id = ?");
-  // Calls are written in one transaction per event-loop turn, off the response's path; anything that
-  // reads the database or finishes an episode flushes first.
+  // Calls are written in batches off the response's path: one transaction every FLUSH_MS (or at
+  // FLUSH_CALLS pending calls), and at once when an episode ends or is discarded, when the database is
+  // read for an episode no longer in memory, and on close. A live episode's calls are read from memory,
+  // so a batch never delays a reader. Crash safety: what a crash can lose is the last FLUSH_MS of calls,
+  // and only of episodes still live (an ended episode's calls are written before its end is answered);
+  // a restarted run re-runs live episodes rather than resuming them, so those calls were not needed.
   let pending: TrackedCall[] = [];
-  let scheduled = false;
+  let timer: NodeJS.Timeout | null = null;
   const writeAll = db.transaction((calls: readonly TrackedCall[]) => {
     for (const call of calls) {
       insert.run({
@@ -107,7 +115,8 @@ export function createTracker(db: RunDb): Tracker {
     }
   });
   const flush = (): void => {
-    scheduled = false;
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
     if (pending.length === 0 || !db.open) return;
     const calls = pending;
     pending = [];
@@ -126,9 +135,11 @@ export function createTracker(db: RunDb): Tracker {
   return {
     record(call) {
       pending.push(call);
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
+      if (pending.length >= FLUSH_CALLS) flush();
+      else if (timer === null) {
+        timer = setTimeout(flush, FLUSH_MS);
+        // an idle process is not kept alive for a batch: close and the episode's end flush it
+        timer.unref();
       }
       let episode = live.get(call.episodeId);
       if (!episode) live.set(call.episodeId, (episode = new Map()));

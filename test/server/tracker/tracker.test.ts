@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { openRunDb } from "../../../server/db/run-db.ts";
+import { createTracker, type TrackedCall } from "../../../server/tracker/tracker.ts";
+
+function call(episodeId: string, seq: number): TrackedCall {
+  return {
+    callId: `${episodeId}-${seq}`,
+    episodeId,
+    agentId: "solver",
+    policy: "main",
+    trainable: true,
+    seq,
+    messages: [{ role: "user", content: "hi" }],
+    tools: null,
+    segments: [{ role: "user", text: "hi", ids: [1, 2] }],
+    headerIds: [3],
+    outputIds: [4, 5],
+    outputLogprobs: [-0.1, -0.2],
+    outputText: `ok ${seq}`,
+    finishReason: "stop",
+    version: 0,
+    startedAt: 0,
+    latencyMs: 1,
+  };
+}
+
+describe("call tracker: writes off the request path, nothing lost", () => {
+  it("keeps recorded calls in memory and writes them in a batch, at once when the episode ends", () => {
+    const db = openRunDb(":memory:");
+    const tracker = createTracker(db);
+    const rows = (id: string) => (db.prepare("SELECT seq FROM calls WHERE episode_id = ? ORDER BY seq").all(id) as Array<{ seq: number }>).map((r) => r.seq);
+    for (let i = 0; i < 3; i++) tracker.record(call("e1", i));
+    tracker.record(call("e2", 0));
+    // recording wrote nothing yet: the live episode is read from memory
+    expect(rows("e1")).toEqual([]);
+    expect(tracker.callsOf("e1").map((c) => c.seq)).toEqual([0, 1, 2]);
+    expect(tracker.generationsOf("e1", "solver").get("ok 2")).toEqual([3, 4, 5]);
+    // the episode's end writes the batch (every pending call, of any episode) before it returns
+    tracker.release("e1");
+    expect(rows("e1")).toEqual([0, 1, 2]);
+    expect(rows("e2")).toEqual([0]);
+    // a released episode is read back from the database, pending calls first
+    tracker.record(call("e3", 0));
+    tracker.release("e3");
+    expect(tracker.callsOf("e3").map((c) => c.outputIds)).toEqual([[4, 5]]);
+    db.close();
+  });
+
+  it("writes what is pending on flush (the store's close) and on a full batch", () => {
+    const db = openRunDb(":memory:");
+    const tracker = createTracker(db);
+    const count = () => (db.prepare("SELECT COUNT(*) AS n FROM calls").get() as { n: number }).n;
+    tracker.record(call("e1", 0));
+    expect(count()).toBe(0);
+    tracker.flush();
+    expect(count()).toBe(1);
+    for (let i = 1; i <= 511; i++) tracker.record(call("e1", i));
+    expect(count()).toBe(1);
+    tracker.record(call("e1", 512));
+    expect(count()).toBe(513);
+    db.close();
+  });
+});
