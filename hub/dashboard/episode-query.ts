@@ -56,48 +56,61 @@ interface Row {
 
 const REWARD = "(SELECT avg(value) FROM json_each(e.rewards))";
 
-/** Newest first, keyset-paged on (created_at, episode_id): a page costs its size, whatever the table's. */
-export function listEpisodes(db: RunDb, filter: EpisodeFilter, page: { cursor?: string; limit: number }): EpisodePage {
-  const where: string[] = [];
+/**
+ * The list's SQL and arguments (exported so a test can check its query plan: no sort of the whole
+ * table). The page walks `episodes_by_created` newest first and stops at its size, whatever the filter
+ * (the planner would otherwise pick `episodes_by_state` for a state filter and sort every match); the
+ * count may use any index.
+ */
+export function episodePageQuery(filter: EpisodeFilter, cursor: string | undefined, limit: number): { where: string; args: Array<string | number>; sql: string; pageArgs: Array<string | number> } {
+  const conds: string[] = [];
   const args: Array<string | number> = [];
-  if (filter.env !== undefined) (where.push("e.env = ?"), args.push(filter.env));
-  if (filter.task !== undefined) (where.push("instr(e.task_id, ?) > 0"), args.push(filter.task));
-  if (filter.state !== undefined) (where.push("e.state = ?"), args.push(filter.state));
-  if (filter.failure !== undefined) (where.push("e.abort_reason IS NOT NULL AND json_extract(e.abort_reason, '$.kind') = ?"), args.push(filter.failure));
-  if (filter.minReward !== undefined) (where.push(`${REWARD} >= ?`), args.push(filter.minReward));
-  if (filter.maxReward !== undefined) (where.push(`${REWARD} <= ?`), args.push(filter.maxReward));
-  if (filter.eval !== undefined) (where.push("e.eval = ?"), args.push(filter.eval ? 1 : 0));
-  const total = page.cursor === undefined
-    ? (db.prepare(`SELECT COUNT(*) AS n FROM episodes e ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`).get(...args) as { n: number }).n
-    : null;
-  const pageWhere = [...where];
+  if (filter.env !== undefined) (conds.push("e.env = ?"), args.push(filter.env));
+  if (filter.task !== undefined) (conds.push("instr(e.task_id, ?) > 0"), args.push(filter.task));
+  if (filter.state !== undefined) (conds.push("e.state = ?"), args.push(filter.state));
+  if (filter.failure !== undefined) (conds.push("e.abort_reason IS NOT NULL AND json_extract(e.abort_reason, '$.kind') = ?"), args.push(filter.failure));
+  if (filter.minReward !== undefined) (conds.push(`${REWARD} >= ?`), args.push(filter.minReward));
+  if (filter.maxReward !== undefined) (conds.push(`${REWARD} <= ?`), args.push(filter.maxReward));
+  if (filter.eval !== undefined) (conds.push("e.eval = ?"), args.push(filter.eval ? 1 : 0));
+  const where = conds.length ? `WHERE ${conds.join(" AND ")}` : "";
+  const pageConds = [...conds];
   const pageArgs = [...args];
-  if (page.cursor !== undefined) {
-    const [createdAt, episodeId] = decodeCursor(page.cursor);
-    pageWhere.push("(e.created_at, e.episode_id) < (?, ?)");
+  if (cursor !== undefined) {
+    const [createdAt, episodeId] = decodeCursor(cursor);
+    pageConds.push("(e.created_at, e.episode_id) < (?, ?)");
     pageArgs.push(createdAt, episodeId);
   }
-  const rows = db
-    .prepare(
-      `SELECT e.episode_id, e.env, e.task_id, e.state, e.eval, e.attempt, e.created_at, e.ended_at, e.rewards, e.abort_reason,
-         ${REWARD} AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
-       FROM episodes e ${pageWhere.length ? `WHERE ${pageWhere.join(" AND ")}` : ""}
-       ORDER BY e.created_at DESC, e.episode_id DESC LIMIT ?`,
-    )
-    .all(...pageArgs, page.limit + 1) as Row[];
+  pageArgs.push(limit + 1);
+  const sql = `SELECT e.episode_id, e.env, e.task_id, e.state, e.eval, e.attempt, e.created_at, e.ended_at, e.rewards, e.abort_reason,
+       ${REWARD} AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
+     FROM episodes e INDEXED BY episodes_by_created ${pageConds.length ? `WHERE ${pageConds.join(" AND ")}` : ""}
+     ORDER BY e.created_at DESC, e.episode_id DESC LIMIT ?`;
+  return { where, args, sql, pageArgs };
+}
+
+/** Newest first, keyset-paged on (created_at, episode_id): a page costs its size, whatever the table's. */
+export function listEpisodes(db: RunDb, filter: EpisodeFilter, page: { cursor?: string; limit: number }): EpisodePage {
+  const q = episodePageQuery(filter, page.cursor, page.limit);
+  const total = page.cursor === undefined ? (db.prepare(`SELECT COUNT(*) AS n FROM episodes e ${q.where}`).get(...q.args) as { n: number }).n : null;
+  const rows = db.prepare(q.sql).all(...q.pageArgs) as Row[];
   const more = rows.length > page.limit;
   const shown = more ? rows.slice(0, page.limit) : rows;
   const last = shown.at(-1);
   return { episodes: shown.map(toSummary), next: more && last ? encodeCursor(last.created_at, last.episode_id) : null, total };
 }
 
-/** The latest aborted episodes, newest first, with the sandbox's stderr tail split out of the message. */
+/**
+ * The latest aborted episodes, newest first, with the sandbox's stderr tail split out of the message.
+ * The newest are picked on the index `episodes_by_state` alone, then only those rows are read.
+ */
 export function latestFailures(db: RunDb, limit: number): Array<EpisodeSummary & { stderrTail: string | null }> {
   const rows = db
     .prepare(
       `SELECT e.episode_id, e.env, e.task_id, e.state, e.eval, e.attempt, e.created_at, e.ended_at, e.rewards, e.abort_reason,
          NULL AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
-       FROM episodes e WHERE e.state = 'aborted' ORDER BY e.created_at DESC, e.episode_id DESC LIMIT ?`,
+       FROM episodes e
+       WHERE e.rowid IN (SELECT rowid FROM episodes WHERE state = 'aborted' ORDER BY created_at DESC LIMIT ?)
+       ORDER BY e.created_at DESC, e.episode_id DESC`,
     )
     .all(limit) as Row[];
   return rows.map((r) => {

@@ -326,7 +326,8 @@ export class TrainingService {
         const { config, db, store, policies } = run.app.agentjet;
         return { config, db, store, policies, scheduler: run.scheduler, pool: run.pool, envs: run.envs };
       },
-      runDir: () => this.#runDir,
+      // Before any start: the run directory the service was given, so a finished run can be browsed.
+      runDir: () => this.#runDir ?? resolve(this.#o.projectDir, this.#o.runDir ?? this.#config?.run.dir ?? "runs/latest"),
       feed: this.#feed,
       clients: () => this.#relay.activity.list(),
     };

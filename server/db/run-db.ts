@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 CREATE INDEX IF NOT EXISTS calls_by_episode ON calls (episode_id, agent_id, seq);
 CREATE INDEX IF NOT EXISTS episodes_by_created ON episodes (created_at, episode_id);
+CREATE INDEX IF NOT EXISTS episodes_by_state ON episodes (state, env, created_at);
 `;
 
 /**
