@@ -225,12 +225,16 @@ describe("attacks on the control plane", () => {
     expect((await app.inject({ method: "GET", url: "/v1/episodes/e1/calls", headers: ADMIN_AUTH })).json().calls).toHaveLength(1);
   });
 
-  it("end takes finite numbers only: 1e309 (Infinity in JSON), strings and null are 400 and the episode stays open", async () => {
+  it("end takes numbers only: strings, null and booleans are 400 and the episode stays open; 1e309 (Infinity in JSON) is refused by the reward rule (422, aborted as protocol)", async () => {
     const { app, store } = await setup();
-    for (const reward of ["1e309", "-1e309", '"1"', "null", "true"]) {
-      const res = await app.inject({ method: "POST", url: "/v1/episodes/e1/end", headers: { ...CLIENT_AUTH, "content-type": "application/json" }, payload: `{"rewards":{"solver":${reward}}}` });
-      expect(res.statusCode, reward).toBe(400);
-    }
+    // The admin token: the episode was claimed in-process, so no client token may end it (403 before the reward rule).
+    const end = (reward: string) =>
+      app.inject({ method: "POST", url: "/v1/episodes/e1/end", headers: { ...ADMIN_AUTH, "content-type": "application/json" }, payload: `{"rewards":{"solver":${reward}}}` });
+    for (const reward of ['"1"', "null", "true"]) expect((await end(reward)).statusCode, reward).toBe(400);
     expect(store.get("e1")?.state).toBe("claimed");
+    const res = await end("1e309");
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe("AJ_ERR_EPISODE_REWARDS");
+    expect(store.get("e1")).toMatchObject({ state: "aborted", abortReason: { kind: "protocol" } });
   });
 });
