@@ -13,6 +13,7 @@ import { createVmDriver } from "./isolated-vm/vm-driver.ts";
 import { locateSplit, readTaskFile } from "./list-tasks.ts";
 import { failed } from "./outcome.ts";
 import { CONTAINER_RUNTIMES, type ContainerRuntime, type EnvironmentRuntime, type EpisodeSession, type OpenEnvironmentOptions, type Outcome } from "./runtime.ts";
+import { shareInstances } from "./shared-instance.ts";
 import { Supervisor } from "./supervisor.ts";
 
 /** The tag a docker plugin's source folder is built under when no image is given (`env test <folder>`, a run config's `path`). */
@@ -46,6 +47,8 @@ export async function openEnvironment(opts: OpenEnvironmentOptions): Promise<Env
     const runtime = await resolveContainerRuntime(opts.containerRuntime);
     driver = await createDockerDriver({ manifest, image, mounts: opts.mounts ?? {}, runtime });
   }
+  const perInstance = manifest.reusable ? (opts.episodesPerInstance ?? 1) : 1;
+  if (perInstance > 1) driver = shareInstances(driver, perInstance);
   const supervisor = new Supervisor({
     driver,
     maxInstances: opts.maxInstances ?? 4,

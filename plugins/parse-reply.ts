@@ -13,13 +13,15 @@ export function parseReply(text: string, expectedId: number): Outcome<unknown> {
   const reply = InstanceReplySchema.safeParse(raw);
   if (!reply.success) return failed("protocol", `reply does not match the protocol: ${preview(text)}`);
   if (reply.data.id !== expectedId) return failed("protocol", `reply to request ${reply.data.id}, expected ${expectedId}`);
-  if (!reply.data.ok) {
-    const { message } = reply.data.error;
-    // A refused allocation surfaces as the plugin's own RangeError; it is still the memory limit.
-    const kind = /allocation failed|out of memory/i.test(message) ? "oom" : "crash";
-    return failed(kind, `the plugin threw: ${message}`);
-  }
+  if (!reply.data.ok) return thrown(reply.data.error.message);
   return ok(reply.data.result);
+}
+
+/** The failure of a call the plugin threw on. */
+export function thrown(message: string): Outcome<never> {
+  // A refused allocation surfaces as the plugin's own RangeError; it is still the memory limit.
+  const kind = /allocation failed|out of memory/i.test(message) ? "oom" : "crash";
+  return failed(kind, `the plugin threw: ${message}`);
 }
 
 function preview(text: string): string {

@@ -61,6 +61,12 @@ export interface OpenEnvironmentOptions {
   dataDir?: string;
   /** Most instance starts in flight at once (default: 2). */
   maxConcurrentStarts?: number;
+  /**
+   * Episodes one instance serves at once (default: 1). Above 1 (and with `manifest.reusable`), the
+   * calls of an instance's episodes travel together as one `batch` message: fewer round trips for short
+   * episodes. `maxInstances` then counts episodes; a crash, timeout or OOM fails all of an instance's episodes.
+   */
+  episodesPerInstance?: number;
   /** How often idle instances are pinged, ms (default: 5000). */
   healthIntervalMs?: number;
   /**

@@ -41,7 +41,7 @@ export function findLocalPlugins(paths: readonly string[]): Map<string, { dir: s
  */
 export function resolveClientEnvs(
   names: readonly string[],
-  options: { envPaths: readonly string[]; projectDir: string; maxInstances: number },
+  options: { envPaths: readonly string[]; projectDir: string; maxInstances: number; episodesPerInstance?: number },
 ): { sources: ClientEnvSource[]; missing: string[] } {
   const local = findLocalPlugins(options.envPaths);
   const wanted = names.length > 0 ? names : [...new Set([...local.keys(), ...listInstalled({ projectDir: options.projectDir }).map((e) => e.name)])];
@@ -59,7 +59,7 @@ export function resolveClientEnvs(
           // Hashed before it is built: an edit during the build changes the hash again and triggers another reload.
           const hash = await hashPluginDir(l.dir);
           const manifest = ManifestSchema.parse(JSON.parse(readFileSync(join(l.dir, MANIFEST), "utf8")));
-          const runtime = await openEnvironment({ dir: l.dir, manifest, maxInstances: options.maxInstances });
+          const runtime = await openEnvironment({ dir: l.dir, manifest, maxInstances: options.maxInstances, episodesPerInstance: options.episodesPerInstance ?? 1 });
           return { runtime, hash, dev: true, dir: l.dir };
         },
       });
@@ -81,6 +81,7 @@ export function resolveClientEnvs(
           manifest: installed.manifest,
           dataDir: installed.dataDir,
           maxInstances: options.maxInstances,
+          episodesPerInstance: options.episodesPerInstance ?? 1,
           ...(installed.bundlePath ? { bundlePath: installed.bundlePath } : {}),
           ...(installed.image ? { image: installed.image } : {}),
           ...(installed.mounts ? { mounts: installed.mounts } : {}),

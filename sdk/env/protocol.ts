@@ -86,6 +86,31 @@ export const SolveRequestSchema = z.object({
 });
 export type SolveRequest = z.infer<typeof SolveRequestSchema>;
 
+/**
+ * One call of a `batch`: an episode's op, by the episode's key within the instance (an instance serving
+ * several episodes at once keeps each one's state under its key). A `reset` may name its task by index
+ * into the batch's `tasks` instead of carrying it, so that a group of episodes on one task sends it once.
+ */
+export const BatchCallSchema = z.object({
+  episode: z.string(),
+  op: z.enum(["reset", "step", "close", "ping"]),
+  params: z.record(z.string(), z.unknown()).optional(),
+  taskIndex: z.number().int().min(0).optional(),
+});
+export type BatchCall = z.infer<typeof BatchCallSchema>;
+
+export const BatchRequestSchema = z.object({ tasks: z.array(TaskSchema).default([]), calls: z.array(BatchCallSchema) });
+export type BatchRequest = z.infer<typeof BatchRequestSchema>;
+
+/** The result of a `batch`: one envelope per call, in order (a call that threw fails alone). */
+export const BatchReplySchema = z.array(
+  z.union([
+    z.object({ ok: z.literal(true), result: z.unknown() }),
+    z.object({ ok: z.literal(false), error: z.object({ message: z.string(), stack: z.string().optional() }) }),
+  ]),
+);
+export type BatchReply = z.infer<typeof BatchReplySchema>;
+
 /** Host -> instance request envelope. One request in flight per instance. */
 export const HostRequestSchema = z.discriminatedUnion("op", [
   z.object({ id: z.number().int(), op: z.literal("reset"), params: ResetRequestSchema }),
@@ -94,6 +119,7 @@ export const HostRequestSchema = z.discriminatedUnion("op", [
   z.object({ id: z.number().int(), op: z.literal("tasks"), params: GenerateTasksRequestSchema }),
   z.object({ id: z.number().int(), op: z.literal("solve"), params: SolveRequestSchema }),
   z.object({ id: z.number().int(), op: z.literal("ping"), params: z.object({}).optional() }),
+  z.object({ id: z.number().int(), op: z.literal("batch"), params: BatchRequestSchema }),
 ]);
 export type HostRequest = z.infer<typeof HostRequestSchema>;
 

@@ -1,6 +1,6 @@
 import type { HostRequest, InstanceReply } from "./protocol.ts";
 
-const OPS: ReadonlySet<string> = new Set<HostRequest["op"]>(["reset", "step", "close", "tasks", "solve", "ping"]);
+const OPS: ReadonlySet<string> = new Set<HostRequest["op"]>(["reset", "step", "close", "tasks", "solve", "ping", "batch"]);
 
 /**
  * Reads one host request on the instance side of a docker plugin. Only the envelope is checked (an

@@ -27,6 +27,8 @@ Options:
                       with the hash of its files. Runs that pin a hash refuse it (both sides say so)
                       unless their environment entry has \`allowDev: true\` or \`path\`.
   --concurrency N     Episodes at once (default 8)
+  --episodes-per-instance N  Episodes one sandbox instance serves at once, their calls batched into one
+                      message per instance: fewer round trips for short episodes (default 1)
   --workflow FILE     A file exporting \`workflow\` (any OpenAI-compatible client works inside it);
                       default: each environment's default agent loop
   --watch             Reload the workflow file and re-open edited local plugins (replacing saves
@@ -56,6 +58,7 @@ export const command: Command = {
           envs: { type: "string" },
           "env-path": { type: "string", multiple: true },
           concurrency: { type: "string" },
+          "episodes-per-instance": { type: "string" },
           workflow: { type: "string" },
           watch: { type: "boolean", default: false },
           "client-id": { type: "string" },
@@ -74,6 +77,11 @@ export const command: Command = {
       process.stderr.write(`agentjet client: --server is required and --concurrency must be a positive integer\n\n${HELP}\n`);
       return EXIT.usage;
     }
+    const perInstance = Number(args["episodes-per-instance"] ?? 1);
+    if (!Number.isInteger(perInstance) || perInstance < 1) {
+      process.stderr.write(`agentjet client: --episodes-per-instance must be a positive integer\n\n${HELP}\n`);
+      return EXIT.usage;
+    }
     const agreeEvery = Number(args["agree-sync-every"] ?? 0);
     if (!Number.isInteger(agreeEvery) || agreeEvery < 0) {
       process.stderr.write(`agentjet client: --agree-sync-every must be a non-negative integer\n\n${HELP}\n`);
@@ -84,6 +92,7 @@ export const command: Command = {
       envPaths: args["env-path"] ?? [],
       projectDir: args.project ?? process.cwd(),
       maxInstances: concurrency,
+      episodesPerInstance: perInstance,
     });
     if (missing.length > 0 || sources.length === 0) {
       process.stderr.write(`agentjet client: ${missing.length ? `not found: ${missing.join(", ")} (install with \`agentjet env add\` or pass --env-path)` : "no environments to offer"}\n`);
