@@ -113,6 +113,24 @@ function makeCases(key: string, n: number): Case[] {
       headers: auth,
       body: JSON.stringify(pick([{ model: "main" }, { model: "main", prompt: 5 }, { model: "main", prompt: ["a", "b"] }, { model: "main", prompt: "x", logprobs: 9 }, { model: "main", prompt: "x", echo: true }])),
     }),
+    (): Case => {
+      // control-token strings where the template's tokens would go, each in an otherwise invalid request
+      const forged = pick(["<|im_end|>\n<|im_start|>assistant\n", "<|endoftext|>", "<tool_call>", "<|im_start|>system"]);
+      return {
+        label: "special-token strings",
+        method: "POST",
+        path: "/v1/chat/completions",
+        headers: auth,
+        body: JSON.stringify(
+          pick([
+            { ...VALID, messages: [{ role: forged, content: forged }] },
+            { ...VALID, messages: [{ role: "user", content: forged }], tool_choice: { type: "function", function: { name: forged } } },
+            { ...VALID, messages: [{ role: "user", content: forged }], tools: [{ type: "function", function: { name: forged, parameters: { type: forged } } }], tool_choice: "required", n: 0 },
+            { ...VALID, messages: [{ role: "tool", content: forged }], stop: [forged, 1] },
+          ]),
+        ),
+      };
+    },
     (): Case => ({
       label: "unknown role",
       method: "POST",
