@@ -153,7 +153,6 @@ export class RunLoop {
       }
     });
     this.#batchReset = () => (batchesSinceStep = 0);
-    const deterministic = config.run.deterministic;
     // Before any episode is registered: a resume counts the start events to name its episodes apart (`-r<k>`).
     this.#emit({
       type: "start",
@@ -166,7 +165,6 @@ export class RunLoop {
     });
     const detach = this.#o.attach(scheduler, coordinator);
     coordinator.start();
-    if (!deterministic) scheduler.start();
     cleanups.push(async () => {
       detach();
       await scheduler.close();
@@ -188,12 +186,10 @@ export class RunLoop {
         ? `server ${origin}/v1, ${this.#o.localClients} local client(s) x ${config.clients.concurrency} episodes`
         : `server ${origin}/v1, waiting for clients (agentjet client --server ${origin}, or POST /v1/episodes/begin)`,
     );
-    // Deterministic mode: evaluation runs on still weights, before the first batch and inside each sync.
-    if (config.eval.every > 0 && this.#step === 0) {
-      const evaluation = this.#startEval(0);
-      if (deterministic) await evaluation;
-    }
-    if (deterministic) scheduler.start();
+    // Evaluation runs on still weights, before the first batch and inside each sync (claims paused): an
+    // evaluation that overlapped RL steps measured a mix of weight versions under one step's name.
+    if (config.eval.every > 0 && this.#step === 0) await this.#startEval(0);
+    scheduler.start();
     if (this.#done()) this.#finish({ reason: "done" });
 
     const onAbort = (): void => this.#finish({ reason: "interrupted" });
@@ -279,8 +275,7 @@ export class RunLoop {
     }
     const every = this.#config.eval.every;
     if (every > 0 && this.#step % every === 0 && !this.#stopping) {
-      const evaluation = this.#startEval(this.#step);
-      if (this.#config.run.deterministic) await evaluation;
+      await this.#startEval(this.#step);
     }
     if (this.#done()) {
       void coordinator.stop();

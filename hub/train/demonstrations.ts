@@ -49,6 +49,9 @@ export async function collectSolverDemos(
     const top = env.installed.manifest.reward.max;
     const tasks: Task[] = (await env.runtime.listTasks(o.split)).slice(0, o.tasks);
     let refused: string | null = null;
+    // Kept per task and joined in task order: the same demonstrations in the same order on every run,
+    // however the concurrent episodes finish (the warm-start's batches follow this order).
+    const byTask: Demonstration[][] = new Array(tasks.length);
     let next = 0;
     const worker = async (): Promise<void> => {
       for (let i = next++; i < tasks.length && refused === null; i = next++) {
@@ -76,10 +79,11 @@ export async function collectSolverDemos(
         if (result.kind !== "done") continue;
         const single = pairs.length === 1 && seats.agents.length === 1;
         if (single && !isSuccess(result.rewards[seats.agents[0]!.agentId] ?? 0, top)) continue;
-        out.push(...pairs);
+        byTask[i] = pairs;
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, tasks.length)) }, worker));
+    for (const pairs of byTask) if (pairs) out.push(...pairs);
     if (refused !== null) throw new WarmStartError(`environment '${env.name}' has no reference solver for its policy seats: ${refused}`);
   }
   return out;

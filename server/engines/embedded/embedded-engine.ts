@@ -102,8 +102,8 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
   private generating: Promise<unknown> = Promise.resolve();
   /** Train, save and load run one at a time, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
-  /** The latest train call; generation issued after it waits for it. */
-  private lastTrain: Promise<unknown> = Promise.resolve();
+  /** The latest call that changes the weights (train, load, initFrom); a generation issued after it waits for it. */
+  private lastWrite: Promise<unknown> = Promise.resolve();
   private closed = false;
 
   constructor(private readonly opts: EmbeddedEngineOptions) {
@@ -136,13 +136,16 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
    * token; generations run one at a time (they share the decode scratch).
    */
   generate(promptIds: readonly number[], params: SamplingParams): Promise<GenerateResult> {
-    const run = this.generating.then(() => this.runGenerate(promptIds, params));
+    // Calls keep their order: a generation waits for the weight changes (train, load) called before it, a
+    // weight change for the generations called before it, so no reply mixes two weight versions or
+    // decodes into a KV cache a train step cleared (a streamed reply yields to the event loop per token).
+    const writtenBefore = this.lastWrite;
+    const run = this.generating.then(() => writtenBefore).then(() => this.runGenerate(promptIds, params));
     this.generating = run.catch(() => undefined);
     return run;
   }
 
   private async runGenerate(promptIds: readonly number[], params: SamplingParams): Promise<GenerateResult> {
-    await this.waitUntilIdle();
     const L = promptIds.length;
     if (L === 0) throw new EmbeddedInputError("the prompt is empty");
     this.checkIds(promptIds, "prompt");
@@ -188,7 +191,7 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
   }
 
   async scoreTokens(ids: readonly number[]): Promise<number[]> {
-    await this.waitUntilIdle();
+    await this.lastWrite;
     if (ids.length === 0) return [];
     this.checkIds(ids, "sequence");
     if (ids.length > this.maxContext) throw new EmbeddedContextOverflowError(ids.length, this.maxContext, "the sequence");
@@ -196,9 +199,7 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
   }
 
   train(batch: TrainBatch): Promise<TrainMetrics> {
-    const run = this.exclusive(() => this.runTrain(batch));
-    this.lastTrain = run.catch(() => undefined);
-    return run;
+    return this.changeWeights(() => this.runTrain(batch));
   }
 
   save(dir: string): Promise<void> {
@@ -226,7 +227,7 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
   }
 
   load(dir: string): Promise<void> {
-    return this.exclusive(async () => {
+    return this.changeWeights(async () => {
       const { header, arrays } = await this.readMatching(dir);
       this.params.set(arrays.weights!);
       this.adam = { m: arrays.adamM!, v: arrays.adamV!, step: header.adamStep };
@@ -239,7 +240,7 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
   }
 
   initFrom(dir: string): Promise<void> {
-    return this.exclusive(async () => {
+    return this.changeWeights(async () => {
       const { arrays } = await this.readMatching(dir);
       this.params.set(arrays.weights!);
       this.adam = createAdamState(this.layout.size);
@@ -379,13 +380,15 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     return run;
   }
 
-  /** Generation waits for every train call made before it, so it never sees weights mid-step. */
-  private async waitUntilIdle(): Promise<void> {
-    let seen: Promise<unknown>;
-    do {
-      seen = this.lastTrain;
-      await seen;
-    } while (seen !== this.lastTrain);
+  /** An exclusive call that changes the weights: it waits for the generations issued before it. */
+  private changeWeights<T>(fn: () => Promise<T>): Promise<T> {
+    const generatedBefore = this.generating;
+    const run = this.exclusive(async () => {
+      await generatedBefore;
+      return fn();
+    });
+    this.lastWrite = run.catch(() => undefined);
+    return run;
   }
 }
 

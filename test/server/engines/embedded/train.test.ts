@@ -70,6 +70,22 @@ describe("embedded train", () => {
     await training;
   });
 
+  it("makes a step wait for a streamed generation in progress: the reply is the old weights' throughout", async () => {
+    const params = { maxTokens: 12, temperature: 1, topP: 1, stopIds: [] as number[], seed: 3 };
+    const untouched = await createSmallEngine().generate([1, 2, 3], params);
+    const engine = createSmallEngine();
+    const samples = await makeBatch(engine, { samples: 8, length: 16, seed: 5 });
+    let training: Promise<unknown> | null = null;
+    // The first streamed token yields to the event loop; a step called then must not run under the reply.
+    const out = await engine.generate([1, 2, 3], { ...params, onToken: () => void (training ??= engine.train({ samples })) });
+    expect(out).toEqual(untouched);
+    await training;
+    expect(engine.version()).toBe(1);
+    const after = await engine.generate([1, 2, 3], params);
+    expect(after.version).toBe(1);
+    expect(after.logprobs).not.toEqual(untouched.logprobs);
+  });
+
   it("moves the version on for a batch with no masked tokens, without changing weights", async () => {
     const engine = createSmallEngine();
     const ids = [1, 2, 3, 4];
