@@ -12,7 +12,7 @@ afterAll(removeTempDirs);
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 describe("agentjet train: the quickstart, shortened (warm-start + RL)", () => {
-  it("learns: greedy held-out success goes above 60%, measured before the warm-start, after it and after RL", { timeout: 600_000 }, async () => {
+  it("learns: greedy held-out success goes above 60% after the warm-start and stays there to the end of RL", { timeout: 600_000 }, async () => {
     const config = await exampleConfig("quickstart");
     config.warmStart!.steps = 1100;
     config.warmStart!.logEvery = 550;
@@ -40,10 +40,11 @@ describe("agentjet train: the quickstart, shortened (warm-start + RL)", () => {
     const greedy = evals.filter((e) => e.mode === "greedy");
     expect(evals.map((e) => `${e.step}${e.stage === "init" ? "i" : ""}/${e.mode}`)).toEqual(["0i/greedy", "0i/sampled", "0/greedy", "0/sampled", "6/greedy", "6/sampled"]);
     expect(greedy[0]!.success).toBeLessThan(0.1);
-    // After the warm-start (step 0, before RL). The final greedy success is not asserted: one CI run of this
-    // test ended its 6 RL steps at 0.25 (after-warm-start runs measure 0.8-0.9), an open defect of issue 19.
-    expect(greedy[1]!.success).toBeGreaterThan(0.6);
-    expect(greedy[1]!.collapsed).toBe(false);
+    // After the warm-start (step 0, before RL) and at the end of RL (step 6): skill kept, no collapse.
+    for (const e of greedy.slice(1)) {
+      expect(e.success, `greedy at step ${e.step}`).toBeGreaterThan(0.6);
+      expect(e.collapsed).toBe(false);
+    }
     const report = readFileSync(join(runDir, "report.html"), "utf8");
     expect(report).toContain("Held-out success");
     expect(report).toContain("arith: success greedy");
