@@ -98,7 +98,7 @@ async function playGames(policies: readonly string[], roles: Record<string, stri
       },
     });
     const { events } = swarm;
-    await waitFor(() => events.some((e) => e.type === "batch"), 50_000, "a batch of werewolves games");
+    await waitFor(() => events.some((e) => e.type === "batch"), 180_000, "a batch of werewolves games");
     await waitFor(() => ended.length === EPISODES, 5_000, "the store's ended episodes");
     expect(events.filter((e) => e.type === "episode-abort")).toEqual([]);
     expect(events.flatMap((e) => (e.type === "batch" ? [e.batch.failedGroups] : []))).toEqual([0]);
@@ -207,13 +207,13 @@ function checkPools(played: Played, policies: readonly string[], roles: Record<s
 }
 
 describe("werewolves through the real server: each policy's pool holds only its own agents' samples", () => {
-  it("one shared werewolf policy and one village policy (seer, witch); everyone else built in", async () => {
+  it("one shared werewolf policy and one village policy (seer, witch); everyone else built in", { timeout: 240_000 }, async () => {
     const policies = ["wolf", "village"];
     const roles = { werewolf: "wolf", seer: "village", witch: "village", "*": BUILTIN };
     checkPools(await playGames(policies, roles), policies, roles);
   });
 
-  it("a separate policy per werewolf seat, in seat order (werewolf#1..#3); everyone else built in", async () => {
+  it("a separate policy per werewolf seat, in seat order (werewolf#1..#3); everyone else built in", { timeout: 240_000 }, async () => {
     const policies = ["wolf1", "wolf2", "wolf3"];
     const roles = { "werewolf#1": "wolf1", "werewolf#2": "wolf2", "werewolf#3": "wolf3", "*": BUILTIN };
     const played = await playGames(policies, roles);
