@@ -11,7 +11,7 @@ EpisodeState = Literal["running", "ended", "aborted", "lost"]
 
 FailureKind = Literal[
     "crash", "timeout", "oom", "protocol", "start-failed", "workflow", "client-lost",
-    "reclaimed", "abandoned", "group-failed", "cancelled", "server-restart",
+    "reclaimed", "abandoned", "group-failed", "cancelled", "server-restart", "reward-model",
 ]
 """Why an episode ended without a reward (the server's vocabulary, sdk/failure-kinds.ts): never a score, always masked out."""
 
