@@ -53,8 +53,6 @@ export async function collectSolverDemos(
     // however the concurrent episodes finish (the warm-start's batches follow this order).
     const byTask: Demonstration[][] = new Array(tasks.length);
     let next = 0;
-    // Kept per task, in task order: workers finish in any order, and the warm-start's seeded shuffle indexes this list.
-    const byTask: Demonstration[][] = [];
     const worker = async (): Promise<void> => {
       for (let i = next++; i < tasks.length && refused === null; i = next++) {
         const task = tasks[i]!;
