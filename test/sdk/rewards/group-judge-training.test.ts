@@ -1,9 +1,8 @@
-import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEvents } from "../../hub/train/helpers.ts";
-import { removeTempDirs, runCli, tempDir } from "../../hub/helpers.ts";
+import { removeTempDirs, tempDir } from "../../hub/helpers.ts";
+import { copyPlugin, queryRunDb, trainOnPlugin } from "./helpers.ts";
 import { type JudgeDouble, startJudgeDouble } from "../../helpers/judge-double.ts";
 
 const vowels = (s: string) => (s.match(/[aeiou]/gi) ?? []).length;
@@ -35,34 +34,20 @@ afterAll(async () => {
 describe("group-relative judging (real agentjet train, a judge-model double over HTTP)", () => {
   it("the judge ranks each GRPO group's n replies at once, and rank r of n earns (n - r) / (n - 1)", { timeout: 240_000 }, async () => {
     const cwd = tempDir("group-judge");
-    const plugin = join(cwd, "ranked");
-    cpSync(join(import.meta.dirname, "fixtures", "ranked"), plugin, { recursive: true });
-    writeFileSync(
-      join(cwd, "run.yaml"),
-      `run: { dir: run, seed: 7, steps: 2, checkpointEvery: 100 }
-policies:
-  main:
-    tokenizer: embedded
-    engine: { kind: embedded, model: { layers: 1, dim: 32, heads: 4, context: 64, seed: 7 } }
-environments:
-  - { name: ranked, path: ${JSON.stringify(plugin)}, roles: { speaker: main } }
-sampling: { temperature: 1, maxTokens: 8 }
-batching: { strategy: tasks, batchTasks: 4, groupSize: 4 }
-clients: { local: 1, concurrency: 16 }
-`,
+    const plugin = copyPlugin("ranked", cwd, { src: "judged" });
+    const r = await trainOnPlugin(
+      cwd,
+      { plugin, env: "ranked", seed: 7, steps: 2, batchTasks: 4, groupSize: 4, maxTokens: 8, concurrency: 16 },
+      { AGENTJET_JUDGE_BASE_URL: judge.baseUrl },
     );
-    const r = await runCli(["train", "run.yaml", "--port", "0", "--json"], cwd, undefined, { AGENTJET_JUDGE_BASE_URL: judge.baseUrl });
     expect(r.code, r.stderr.slice(-3000)).toBe(0);
     expect(readEvents(join(cwd, "run")).filter((e) => e.type === "step")).toHaveLength(2);
 
-    const db = new Database(join(cwd, "run", "run.db"), { readonly: true });
-    const rows = db
-      .prepare(
-        `SELECT e.episode_id, e.rewards, e.metadata, c.output_text FROM episodes e JOIN calls c ON c.episode_id = e.episode_id
+    const rows = queryRunDb<{ episode_id: string; rewards: string; metadata: string; output_text: string }>(
+      cwd,
+      `SELECT e.episode_id, e.rewards, e.metadata, c.output_text FROM episodes e JOIN calls c ON c.episode_id = e.episode_id
          WHERE e.state = 'ended' ORDER BY e.episode_id`,
-      )
-      .all() as Array<{ episode_id: string; rewards: string; metadata: string; output_text: string }>;
-    db.close();
+    );
     const groups = new Map<string, Array<{ id: string; reward: number; reply: string; verdict: string }>>();
     for (const row of rows) {
       const meta = JSON.parse(row.metadata) as { groupId: string; rewardParts: Record<string, { values: Record<string, number>; verdicts: Record<string, string> }> };

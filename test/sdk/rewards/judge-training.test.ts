@@ -1,9 +1,8 @@
-import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEvents } from "../../hub/train/helpers.ts";
-import { removeTempDirs, runCli, tempDir } from "../../hub/helpers.ts";
+import { removeTempDirs, tempDir } from "../../hub/helpers.ts";
+import { copyPlugin, queryRunDb, trainOnPlugin } from "./helpers.ts";
 import { type JudgeDouble, startJudgeDouble } from "../../helpers/judge-double.ts";
 
 let judge: JudgeDouble;
@@ -31,29 +30,16 @@ afterAll(async () => {
 describe("training with an LLM judge (real agentjet train, a judge-model double over HTTP)", () => {
   it("each episode is judged on its client, the verdict is recorded, and a judge that keeps failing retries the episode", { timeout: 240_000 }, async () => {
     const cwd = tempDir("judge-train");
-    const plugin = join(cwd, "judged");
-    cpSync(join(import.meta.dirname, "fixtures", "judged"), plugin, { recursive: true });
-    writeFileSync(
-      join(cwd, "run.yaml"),
-      `run: { dir: run, seed: 5, steps: 2, checkpointEvery: 100 }
-policies:
-  main:
-    tokenizer: embedded
-    engine: { kind: embedded, model: { layers: 1, dim: 32, heads: 4, context: 64, seed: 5 } }
-environments:
-  - { name: judged, path: ${JSON.stringify(plugin)}, roles: { speaker: main } }
-sampling: { temperature: 1, maxTokens: 6 }
-batching: { strategy: tasks, batchTasks: 8, groupSize: 4 }
-clients: { local: 1, concurrency: 16 }
-`,
+    const plugin = copyPlugin("judged", cwd);
+    const r = await trainOnPlugin(
+      cwd,
+      { plugin, env: "judged", seed: 5, steps: 2, batchTasks: 8, groupSize: 4, maxTokens: 6, concurrency: 16 },
+      { AGENTJET_JUDGE_BASE_URL: judge.baseUrl },
     );
-    const r = await runCli(["train", "run.yaml", "--port", "0", "--json"], cwd, undefined, { AGENTJET_JUDGE_BASE_URL: judge.baseUrl });
     expect(r.code, r.stderr.slice(-3000)).toBe(0);
 
-    const db = new Database(join(cwd, "run", "run.db"), { readonly: true });
-    const ended = db.prepare("SELECT task_id, rewards, metadata FROM episodes WHERE state = 'ended'").all() as Array<{ task_id: string; rewards: string; metadata: string }>;
-    const aborted = db.prepare("SELECT task_id, abort_reason FROM episodes WHERE state = 'aborted'").all() as Array<{ task_id: string; abort_reason: string }>;
-    db.close();
+    const ended = queryRunDb<{ task_id: string; rewards: string; metadata: string }>(cwd, "SELECT task_id, rewards, metadata FROM episodes WHERE state = 'ended'");
+    const aborted = queryRunDb<{ task_id: string; abort_reason: string }>(cwd, "SELECT task_id, abort_reason FROM episodes WHERE state = 'aborted'");
     for (const row of ended) {
       const parts = (JSON.parse(row.metadata) as { rewardParts: Record<string, { values: Record<string, number>; verdicts: Record<string, string> }> }).rewardParts.speaker!;
       const verdict = parts.verdicts.judge!;

@@ -1,10 +1,10 @@
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { onnxAvailable } from "../../../sdk/rewards/onnx-pool.ts";
 import { readEvents } from "../../hub/train/helpers.ts";
-import { removeTempDirs, runCli, tempDir } from "../../hub/helpers.ts";
+import { removeTempDirs, tempDir } from "../../hub/helpers.ts";
+import { copyPlugin, queryRunDb, trainOnPlugin } from "./helpers.ts";
 import { linearScorerOnnx } from "../../helpers/onnx-model.ts";
 
 afterAll(removeTempDirs);
@@ -13,37 +13,20 @@ const VOWELS = ["a", "e", "i", "o", "u"];
 
 /** A plugin whose only reward is an ONNX model that likes vowels: sigmoid(#vowels - 2). */
 function chatterPlugin(root: string): string {
-  const dir = join(root, "chatter");
-  cpSync(join(import.meta.dirname, "fixtures", "chatter"), dir, { recursive: true });
+  const dir = copyPlugin("chatter", root);
   mkdirSync(join(dir, "reward"));
   writeFileSync(join(dir, "reward", "model.onnx"), linearScorerOnnx(VOWELS.map(() => 1), -2));
   writeFileSync(join(dir, "reward", "vocab.json"), JSON.stringify(VOWELS));
   return dir;
 }
 
-const config = (plugin: string, steps: number) => `
-run: { dir: run, seed: 3, steps: ${steps}, checkpointEvery: 100 }
-policies:
-  main:
-    tokenizer: embedded
-    engine: { kind: embedded, model: { layers: 1, dim: 32, heads: 4, context: 64, seed: 3 } }
-    optimizer: { lr: 0.01, epochs: 1 }
-environments:
-  - name: chatter
-    path: ${JSON.stringify(plugin)}
-    roles: { speaker: main }
-sampling: { temperature: 1, maxTokens: 6 }
-batching: { strategy: tasks, batchTasks: 8, groupSize: 8 }
-clients: { local: 1, concurrency: 32 }
-`;
 
 describe.skipIf(!onnxAvailable())("training on an ONNX reward model (real agentjet train, real onnxruntime-node)", () => {
   it("the model's reward is the only signal, it is recorded with each episode, and training moves it up", { timeout: 240_000 }, async () => {
     const cwd = tempDir("onnx-train");
     const plugin = chatterPlugin(cwd);
     const steps = 12;
-    writeFileSync(join(cwd, "run.yaml"), config(plugin, steps));
-    const r = await runCli(["train", "run.yaml", "--port", "0", "--json"], cwd);
+    const r = await trainOnPlugin(cwd, { plugin, env: "chatter", seed: 3, steps, batchTasks: 8, groupSize: 8, maxTokens: 6, concurrency: 32, lr: 0.01 });
     expect(r.code, r.stderr.slice(-3000)).toBe(0);
 
     const rewards = readEvents(join(cwd, "run"))
@@ -62,9 +45,7 @@ describe.skipIf(!onnxAvailable())("training on an ONNX reward model (real agentj
     expect(report).toMatch(/<td>chatter<\/td><td>style<\/td>/);
 
     // Every ended episode carries its parts: the environment's 0 and the model's score, whose sum is the reward.
-    const db = new Database(join(cwd, "run", "run.db"), { readonly: true });
-    const rows = db.prepare("SELECT rewards, metadata FROM episodes WHERE state = 'ended'").all() as Array<{ rewards: string; metadata: string }>;
-    db.close();
+    const rows = queryRunDb<{ rewards: string; metadata: string }>(cwd, "SELECT rewards, metadata FROM episodes WHERE state = 'ended'");
     expect(rows.length).toBeGreaterThanOrEqual(steps * 64);
     for (const row of rows.slice(0, 50)) {
       const parts = (JSON.parse(row.metadata) as { rewardParts: Record<string, { values: Record<string, number> }> }).rewardParts.speaker!.values;
