@@ -1,9 +1,8 @@
-import { agentTranscript } from "../../server/index.ts";
-import type { Tracker } from "../../server/tracker/tracker.ts";
+import { agentTranscript, type Tracker } from "../../server/index.ts";
 import { conversationText, type ConversationMessage } from "../../sdk/rewards/conversation-text.ts";
 import { readRubric } from "../../sdk/rewards/episode-rewarder.ts";
 import { Judge } from "../../sdk/rewards/judge.ts";
-import type { JudgePart } from "../../sdk/rewards/spec.ts";
+import type { JudgePart, RewardParts } from "../../sdk/rewards/spec.ts";
 import { taskSlots } from "../../sdk/rewards/task-slots.ts";
 import { rankRewards } from "../../sdk/rewards/verdict.ts";
 import type { GroupScorer } from "../scheduler/index.ts";
@@ -27,23 +26,17 @@ export function groupScorers(envs: readonly PreparedEnvironment[], tracker: Trac
       async score({ task, episodes }) {
         const slots = taskSlots(task);
         const agents = [...new Set(episodes.flatMap((e) => Object.keys(e.rewards)))];
-        const rewards = episodes.map(() => ({}) as Record<string, number>);
-        const verdicts: string[] = [];
+        const scored = episodes.map((e) => ({ rewards: {} as Record<string, number>, parts: {} as RewardParts, env: e.rewards }));
         for (const agentId of agents) {
           const transcripts = episodes.map((e) => conversationText(agentTranscript(tracker, e.episodeId, agentId) as ConversationMessage[], part.input));
-          const v = await judge.rankGroup({ ...slots, transcripts });
-          const ranked = rankRewards(v.ranking!, range);
-          ranked.forEach((r, i) => (rewards[i]![agentId] = r));
-          verdicts.push(v.raw);
+          const verdict = await judge.rankGroup({ ...slots, transcripts });
+          rankRewards(verdict.ranking!, range).forEach((reward, i) => {
+            const o = scored[i]!;
+            o.rewards[agentId] = reward;
+            o.parts[agentId] = { values: { env: o.env[agentId] ?? 0, [part.name]: reward }, verdicts: { [part.name]: verdict.raw } };
+          });
         }
-        return episodes.map((e, i) => ({
-          rewards: rewards[i]!,
-          info: {
-            rewardParts: Object.fromEntries(
-              agents.map((a) => [a, { values: { env: e.rewards[a] ?? 0, [part.name]: rewards[i]![a]! }, verdicts: { [part.name]: verdicts[agents.indexOf(a)]! } }]),
-            ),
-          },
-        }));
+        return scored.map((o) => ({ rewards: o.rewards, info: { rewardParts: o.parts } }));
       },
     });
   }
