@@ -18,9 +18,11 @@ export interface EpisodeTranscript {
  * scored on this machine (ONNX models in one worker pool per client, episode-scope judges), and the
  * combined rewards replace the environment's. The parts go with the episode (`info.rewardParts`).
  * A part that cannot score aborts the episode as `reward-model`: retried, never reward 0.
+ * The clients of one process (`agentjet train`'s local clients) share one ONNX worker pool.
  */
 export class ModelRewards {
-  readonly #scorer = new OnnxScorer();
+  readonly #scorer = acquireScorer();
+  #closed = false;
   readonly #rewarders = new WeakMap<ClientEnvironment, EpisodeRewarder | null>();
 
   constructor(readonly fetchImpl: typeof fetch = fetch) {}
@@ -40,7 +42,9 @@ export class ModelRewards {
   }
 
   close(): Promise<void> {
-    return this.#scorer.close();
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    return releaseScorer();
   }
 
   #rewarder(env: ClientEnvironment): EpisodeRewarder | null {
@@ -66,4 +70,20 @@ export class ModelRewards {
     if (!res.ok) throw new RewardModelError("AJ_ERR_REWARD_MODEL_FAILED", `reading the episode's transcript: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
     return (await res.json()) as EpisodeTranscript;
   }
+}
+
+/** One ONNX scorer (worker pool, loaded sessions) per process, while any client uses it. */
+let shared: { scorer: OnnxScorer; users: number } | undefined;
+
+function acquireScorer(): OnnxScorer {
+  shared ??= { scorer: new OnnxScorer(), users: 0 };
+  shared.users++;
+  return shared.scorer;
+}
+
+async function releaseScorer(): Promise<void> {
+  if (!shared || --shared.users > 0) return;
+  const { scorer } = shared;
+  shared = undefined;
+  await scorer.close();
 }
