@@ -108,7 +108,9 @@ export class OnnxScorer {
         );
       }
       const filename = fileURLToPath(new URL("./onnx-worker.mjs", import.meta.url));
-      this.#pool = import("piscina").then(({ Piscina }) => new Piscina({ filename, minThreads: 1, maxThreads: this.#o.threads }));
+      // Every thread stays up: piscina ends threads above minThreads as soon as they idle, and each new one
+      // loads onnxruntime and every model session again (that cost more than the batches it scored).
+      this.#pool = import("piscina").then(({ Piscina }) => new Piscina({ filename, minThreads: this.#o.threads, maxThreads: this.#o.threads }));
     }
     return this.#pool;
   }
