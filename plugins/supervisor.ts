@@ -53,7 +53,11 @@ export class Supervisor {
         this.#start().then((r) => {
           this.#filling--;
           if (r.kind === "ok") this.#putIdle(r.value);
-          else this.#live--;
+          else {
+            // The failed start frees its slot: an episode waiting at the cap may start one now.
+            this.#live--;
+            this.#wake();
+          }
         }),
       );
     }

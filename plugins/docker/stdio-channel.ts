@@ -9,6 +9,7 @@ import { watchExit } from "./container-exit.ts";
 import { probeContainer } from "./probe-container.ts";
 
 const STDERR_KEPT = 2_000;
+const OUTPUT_CLOSED_GRACE_MS = 1_000;
 
 /** A container that speaks the protocol as JSON lines on its stdin/stdout (attached before it starts). */
 export class StdioChannel implements Instance {
@@ -29,6 +30,7 @@ export class StdioChannel implements Instance {
     stream.on("end", () => {
       stdout.end();
       stderr.end();
+      this.#outputClosed();
     });
     stream.on("error", () => undefined);
     stderr.on("data", (chunk: Buffer) => {
@@ -104,6 +106,17 @@ export class StdioChannel implements Instance {
       return;
     }
     pending.settle(r);
+  }
+
+  /**
+   * The container closed its output: it can answer nothing more. The engine's exit report says why
+   * (oom or crash) and usually comes at once; under load it can lag by seconds, so the pending call
+   * does not wait for it past a grace period.
+   */
+  #outputClosed() {
+    this.#alive = false;
+    if (!this.#pending) return;
+    setTimeout(() => this.#fail({ kind: "crash", message: "the container closed its output (it exited)" }), OUTPUT_CLOSED_GRACE_MS).unref();
   }
 
   /** Ends the instance; the pending call, if any, answers with `failure`. */

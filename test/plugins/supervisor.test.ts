@@ -65,4 +65,28 @@ describe("Supervisor", () => {
     expect(supervisor.stats().replaced).toBe(0);
     await supervisor.close();
   });
+
+  // Regression (CI flake in the AppWorld kill test): a refill start that failed while an episode waited
+  // for the instance cap freed its slot without waking the waiter, so the episode waited forever.
+  it("wakes an episode waiting at the cap when a refill start fails", async () => {
+    let release: (o: Outcome<Instance>) => void = () => undefined;
+    let calls = 0;
+    const driver: Driver = {
+      start() {
+        calls++;
+        if (calls === 1) return new Promise((resolve) => (release = resolve));
+        return Promise.resolve(ok(new FakeInstance(calls)));
+      },
+      async close() {},
+    };
+    const supervisor = new Supervisor({ driver, ...options, maxInstances: 1, warm: 1 });
+    const filling = supervisor.fill();
+    const acquiring = supervisor.acquire();
+    release(failed("start-failed", "the network namespace holder was not running"));
+    await filling;
+    const acquired = await Promise.race([acquiring, new Promise<"stuck">((resolve) => setTimeout(() => resolve("stuck"), 2_000))]);
+    expect(acquired).toMatchObject({ kind: "ok" });
+    await supervisor.close();
+  });
 });
+
