@@ -47,6 +47,26 @@ describe("report", () => {
     expect(readMetrics(join(dir, "metrics.jsonl")).skipped).toHaveLength(1);
   });
 
+  // Regression (issue 22, item 8): the "Reward per environment" table dropped an environment that no
+  // step of the last quarter trained on.
+  it("keeps an environment missing from the last quarter of steps in the reward table", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-report-"));
+    const first = stepEvent(1, 0.2) as Extract<RunEvent, { type: "step" }>;
+    const events: RunEvent[] = [
+      { type: "start", time: "t", runDir: dir, steps: 4, policies: ["main"], environments: ["arith"] },
+      { ...first, perEnv: { ...first.perEnv, countdown: { episodes: 4, meanReward: 0.4, success: 0 } } },
+      ...[2, 3, 4].map((i) => stepEvent(i, 0.5)),
+      { type: "end", time: "t", reason: "done", step: 4 },
+    ];
+    writeFileSync(join(dir, "metrics.jsonl"), events.map((e) => JSON.stringify(e)).join("\n"));
+    const summary = await buildReport(dir);
+    expect(summary.rewardFirst).toEqual({ arith: 0.2, countdown: 0.4 });
+    expect(summary.rewardLast).toEqual({ arith: 0.5 });
+    const html = readFileSync(join(dir, "report.html"), "utf8");
+    expect(html).toContain("<tr><td>countdown</td><td>0.400</td><td>-</td></tr>");
+    expect(html).toContain("<tr><td>arith</td><td>0.200</td><td>0.500</td></tr>");
+  });
+
   it("heads with success greedy and sampled, flags a collapsed policy and filtered groups, and lists every environment", async () => {
     const dir = mkdtempSync(join(tmpdir(), "aj-report-"));
     const ev = (step: number, env: string, mode: "greedy" | "sampled", success: number, extra: Partial<RunEvent> = {}): RunEvent =>

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type BatchReport, Scheduler, type SchedulerEvent, type SchedulerOptions } from "../../../hub/scheduler/index.ts";
+import { type BatchReport, type GroupScorer, Scheduler, type SchedulerEvent, type SchedulerOptions } from "../../../hub/scheduler/index.ts";
 import { ScriptedRegistry } from "../../e2e/fixtures/scripted-server.ts";
 import { SimClient, settle, until } from "./fixtures/sim-client.ts";
 
@@ -247,6 +247,33 @@ describe("Scheduler", () => {
     expect(c.assignments()).toHaveLength(0);
     registry.resumeClaims();
     await until(() => c.open().length === 4);
+  });
+
+  // Issue 25: a judge or reward-model failure is an infrastructure failure of the episode (retried, never reward 0).
+  it("a group scorer that fails retries the group's held episodes as reward-model; none is ended with a reward of its own", async () => {
+    const calls: number[] = [];
+    const scorer: GroupScorer = {
+      async score({ episodes }) {
+        calls.push(episodes.length);
+        if (calls.length === 1) throw new Error("judge endpoint down");
+        return episodes.map((_, i) => ({ rewards: { solver: i === 0 ? 0.75 : 0.25 }, info: { rewardParts: { solver: { values: { env: 0, rank: i === 0 ? 0.75 : 0.25 } } } } }));
+      },
+    };
+    const { scheduler, batches, registry } = await make({ maxBatches: 1, infraRetries: 1, groupScorer: (env) => (env === "a" ? scorer : undefined) });
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    await drive([c], () => batches().length === 1);
+    expect(calls).toEqual([2, 2]);
+    const judged = registry.aborted.filter((a) => a.reason.kind === "reward-model");
+    expect(judged).toHaveLength(2);
+    expect(judged.every((a) => a.reason.message.includes("judge endpoint down"))).toBe(true);
+    expect(batches()[0]!.failedGroups).toBe(0);
+    // Env "a" trains only on the retried group's judged rewards; the failed try left nothing in the pool.
+    const fromA = registry.samples.filter((s) => s.env === "a");
+    expect(fromA.map((s) => s.reward).sort()).toEqual([0.25, 0.75]);
+    expect(fromA.some((s) => judged.some((j) => j.episodeId === s.episodeId))).toBe(false);
+    expect(registry.samples.filter((s) => s.env === "b").map((s) => s.reward)).toEqual([1, 1]);
   });
 
   it("serialises its state and a resumed scheduler plans the same unfinished batch", async () => {
