@@ -30,15 +30,19 @@ export interface QualityRun {
   steps: number;
   /** Warm-start steps before RL (0: none), so RL starts from a policy that earns some reward. */
   warmSteps: number;
-  model: { layers: number; dim: number; heads: number };
+  model: { layers: number; dim: number; heads: number; context: number };
   batchTasks: number;
   groupSize: number;
 }
 
-/** The suite: arith alone (the quickstart) and the arith + countdown cocktail. Werewolves is not in it (see bench/README.md). */
+/**
+ * The suite: arith alone (the quickstart), the arith + countdown cocktail, and tic-tac-toe self-play
+ * (multi-agent: two seats of one policy in every episode). Werewolves is not in it (see bench/README.md).
+ */
 export const QUALITY_RUNS: readonly QualityRun[] = [
-  { name: "arith", example: "quickstart", steps: 6, warmSteps: 150, model: { layers: 1, dim: 32, heads: 4 }, batchTasks: 8, groupSize: 4 },
-  { name: "cocktail", example: "cpu-cocktail", steps: 6, warmSteps: 150, model: { layers: 1, dim: 32, heads: 4 }, batchTasks: 8, groupSize: 4 },
+  { name: "arith", example: "quickstart", steps: 6, warmSteps: 150, model: { layers: 1, dim: 32, heads: 4, context: 64 }, batchTasks: 8, groupSize: 4 },
+  { name: "cocktail", example: "cpu-cocktail", steps: 6, warmSteps: 150, model: { layers: 1, dim: 32, heads: 4, context: 64 }, batchTasks: 8, groupSize: 4 },
+  { name: "tictactoe", example: "tictactoe-selfplay", steps: 4, warmSteps: 100, model: { layers: 1, dim: 32, heads: 4, context: 256 }, batchTasks: 4, groupSize: 4 },
 ];
 
 async function quickConfig(r: QualityRun): Promise<RunConfig> {
@@ -46,7 +50,7 @@ async function quickConfig(r: QualityRun): Promise<RunConfig> {
   if (loaded.kind !== "ok") throw new Error(`examples/${r.example}.yaml does not load: ${JSON.stringify(loaded)}`);
   const c = loaded.config;
   c.run = { ...c.run, seed: 1, steps: r.steps, checkpointEvery: r.steps, deterministic: true };
-  c.policies.main!.engine = { kind: "embedded", model: { ...r.model, context: 64, seed: 1 } };
+  c.policies.main!.engine = { kind: "embedded", model: { ...r.model, seed: 1 } };
   if (r.warmSteps > 0 && c.warmStart) c.warmStart = { ...c.warmStart, steps: r.warmSteps, logEvery: r.warmSteps };
   else delete c.warmStart;
   c.eval.every = 0;

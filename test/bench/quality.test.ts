@@ -8,7 +8,7 @@ const TINY: QualityRun = {
   example: "cpu-cocktail",
   steps: 2,
   warmSteps: 20,
-  model: { layers: 1, dim: 16, heads: 2 },
+  model: { layers: 1, dim: 16, heads: 2, context: 64 },
   batchTasks: 4,
   groupSize: 2,
 };
