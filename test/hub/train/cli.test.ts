@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readEvents } from "./helpers.ts";
@@ -47,6 +48,27 @@ describe("agentjet train (CLI)", () => {
     const report = await runCli(["report", "run"], cwd);
     expect(report.code, report.stderr).toBe(0);
     expect(existsSync(join(cwd, "run", "report.html"))).toBe(true);
+  });
+
+  // Regression (issue 22, item 8): a start that failed on a busy port left run.db behind, and the rerun
+  // was refused with AJ_ERR_TRAIN_RUN_DIR_IN_USE and told to --resume a run that never ran.
+  it("a start that fails on a busy port leaves no run.db, and the same command on a free port runs", { timeout: 120_000 }, async () => {
+    const cwd = tempDir("train-cli");
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, "127.0.0.1", r));
+    const port = (busy.address() as { port: number }).port;
+    const args = ["train", "--example", "quickstart", "--warm-start", "0", "--steps", "1", "--run-dir", "run", "--json", "--no-report"];
+    try {
+      const failed = await runCli([...args, "--port", String(port)], cwd);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toContain("the server port is in use");
+      expect(existsSync(join(cwd, "run", "run.db"))).toBe(false);
+    } finally {
+      await new Promise<void>((r) => busy.close(() => r()));
+    }
+    const rerun = await runCli([...args, "--port", "0"], cwd);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(readEvents(join(cwd, "run")).at(-1)).toMatchObject({ type: "end", reason: "done", step: 1 });
   });
 
   it("Ctrl-C stops cleanly with exit 130, and --resume finishes the run", { timeout: 180_000 }, async () => {
