@@ -120,6 +120,21 @@ describe("conformance suite", () => {
     expect(detail).not.toContain("answer it with an observation");
   });
 
+  // Issue 22, item 5: "Promise was abandoned" and an out-of-memory isolate said nothing about what to change.
+  it("a promise that never settles names limits.callTimeoutMs; running out of memory names limits.memoryMb", async () => {
+    const never = tempDir("conf-never");
+    writeStepPlugin(never, "never-settles", 'if (actions.solver !== "ok") return new Promise(() => {}); return { observations: {}, done: true, rewards: { solver: 1 } };');
+    const hang = (await runConformance({ dir: never })).checks.find((c) => c.name === "malformed-action")?.detail ?? "";
+    expect(hang).toContain("did not finish within limits.callTimeoutMs (1500 ms)");
+    expect(hang).not.toContain("answer it with an observation");
+
+    const hungry = tempDir("conf-oom");
+    writeStepPlugin(hungry, "hungry", 'if (actions.solver !== "ok") { const a = []; for (;;) a.push(new Array(1e6).fill(1)); } return { observations: {}, done: true, rewards: { solver: 1 } };');
+    const oom = (await runConformance({ dir: hungry })).checks.find((c) => c.name === "malformed-action")?.detail ?? "";
+    expect(oom).toContain("used more than limits.memoryMb (32 MiB)");
+    expect(oom).toContain("raise limits.memoryMb in agentjet.env.json");
+  });
+
   it("a folder whose manifest cannot be read is reported under the folder's name", async () => {
     const dir = join(tempDir("conf-noname"), "my-broken-env");
     mkdirSync(dir);
