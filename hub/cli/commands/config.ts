@@ -17,19 +17,34 @@ With VS Code's YAML extension, put this first in a config:
 
 Options:
   --out <file>  Write the schema to a file instead of standard output
-  --help        Show this help`,
+  --json        Print one JSON object: {"ok":true,"schema":{...}}, {"ok":true,"docs":"..."} or, with
+                --out, {"ok":true,"out":"<file>"}; an error: {"ok":false,"error":{"code","message"}}
+  --help        Show this help
+
+Exit codes: 0 ok, 2 usage.`,
   async run(argv) {
-    const { values, positionals } = parseArgs({ args: argv, options: { out: { type: "string" } }, allowPositionals: true });
-    const what = positionals[0];
-    if (what !== "schema" && what !== "docs") {
-      console.error(`agentjet config: expected 'schema' or 'docs'\n\n${this.help}`);
+    const json = argv.includes("--json");
+    const fail = (message: string): number => {
+      console.error(`agentjet config: ${message}`);
+      if (json) console.log(JSON.stringify({ ok: false, error: { code: "AJ_ERR_USAGE", message: message.split("\n\n")[0] } }));
       return EXIT.usage;
+    };
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: { out: { type: "string" }, json: { type: "boolean", default: false } }, allowPositionals: true });
+    } catch (err) {
+      return fail(`${(err as Error).message}\n\n${this.help}`);
     }
+    const { values, positionals } = parsed;
+    const what = positionals[0];
+    if (what !== "schema" && what !== "docs") return fail(`expected 'schema' or 'docs'\n\n${this.help}`);
     const text = what === "schema" ? `${JSON.stringify(runConfigJsonSchema(), null, 2)}\n` : renderConfigDocs(runConfigJsonSchema());
     if (values.out) {
       writeFileSync(values.out, text);
       console.error(`config: wrote ${values.out}`);
-    } else process.stdout.write(text);
+      if (json) console.log(JSON.stringify({ ok: true, out: values.out }));
+    } else if (json) console.log(JSON.stringify(what === "schema" ? { ok: true, schema: runConfigJsonSchema() } : { ok: true, docs: text }));
+    else process.stdout.write(text);
     return EXIT.ok;
   },
 };

@@ -15,17 +15,28 @@ from timeline merging, and infrastructure failures over time.
 
 Options:
   --json    Print the summary as one JSON object
-  --help    Show this help`,
+  --help    Show this help
+
+Exit codes: 0 written, 2 usage, 3 not a run directory. With --json an error prints
+{"ok":false,"error":{"code":"AJ_ERR_...","message":"..."}} on standard output.`,
   async run(argv) {
-    const { values, positionals } = parseArgs({ args: argv, options: { json: { type: "boolean", default: false } }, allowPositionals: true });
-    const dir = positionals[0];
-    if (!dir) {
-      console.error("agentjet report: missing <run-dir>\n\n" + this.help);
-      return EXIT.usage;
+    const json = argv.includes("--json");
+    const fail = (code: string, message: string, exit: number): number => {
+      console.error(`agentjet report: ${message}`);
+      if (json) console.log(JSON.stringify({ ok: false, error: { code, message: message.split("\n\n")[0] } }));
+      return exit;
+    };
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: { json: { type: "boolean", default: false } }, allowPositionals: true });
+    } catch (err) {
+      return fail("AJ_ERR_USAGE", `${(err as Error).message}\n\n${this.help}`, EXIT.usage);
     }
+    const { values, positionals } = parsed;
+    const dir = positionals[0];
+    if (!dir) return fail("AJ_ERR_USAGE", `missing <run-dir>\n\n${this.help}`, EXIT.usage);
     if (!existsSync(join(dir, "metrics.jsonl"))) {
-      console.error(`agentjet report: ${join(dir, "metrics.jsonl")} not found: is ${dir} a run directory?`);
-      return EXIT.notFound;
+      return fail("AJ_ERR_REPORT_NOT_A_RUN_DIR", `${join(dir, "metrics.jsonl")} not found: is ${dir} a run directory?`, EXIT.notFound);
     }
     const summary = await buildReport(dir);
     if (values.json) console.log(JSON.stringify(summary));

@@ -53,7 +53,8 @@ Output: a live status line on a terminal, plain log lines otherwise, JSON lines 
 dashboard's link is printed at start (http://127.0.0.1:<port>/dashboard#code=..., a one-time code:
 the run, curves, clients, failures and an episode browser, live); GET /metrics serves Prometheus text
 (client token).
-Exit codes: 0 done, 1 failed, 2 usage or invalid config, 3 file not found, 130 interrupted.
+Exit codes: 0 done, 1 failed, 2 usage or invalid config, 3 file not found, 130 interrupted. With --json
+an error also prints {"ok":false,"error":{"code":"AJ_ERR_...","message":"..."}} as a line on standard output.
 
 Examples:
   agentjet train --example quickstart
@@ -61,6 +62,13 @@ Examples:
   agentjet train --resume runs/quickstart
   agentjet train --example quickstart --deterministic --run-dir runs/det-1
   agentjet config docs        # every run config field`;
+
+/** An error's message on stderr and, with --json, `{ ok: false, error }` on stdout; gives the exit code. */
+function fail(json: boolean, code: string, message: string, exit: number): number {
+  console.error(`agentjet train: ${message}`);
+  if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message: message.split("\n\n")[0] } })}\n`);
+  return exit;
+}
 
 interface Parsed {
   config: RunConfig;
@@ -72,6 +80,7 @@ interface Parsed {
 }
 
 async function parse(argv: string[]): Promise<Parsed | number> {
+  const json = argv.includes("--json");
   let values;
   let positionals: string[];
   try {
@@ -93,19 +102,17 @@ async function parse(argv: string[]): Promise<Parsed | number> {
       strict: true,
     }));
   } catch (err) {
-    console.error(`agentjet train: ${(err as Error).message}\n\n${HELP}`);
-    return EXIT.usage;
+    return fail(json, "AJ_ERR_USAGE", `${(err as Error).message}\n\n${HELP}`, EXIT.usage);
   }
   const sources = [positionals.length > 0, values.example !== undefined, values.resume !== undefined].filter(Boolean).length;
   if (sources !== 1 || positionals.length > 1) {
-    console.error(`agentjet train: give exactly one of <config.yaml>, --example <name> or --resume <run-dir>\n\n${HELP}`);
-    return EXIT.usage;
+    return fail(json, "AJ_ERR_USAGE", `give exactly one of <config.yaml>, --example <name> or --resume <run-dir>\n\n${HELP}`, EXIT.usage);
   }
   const int = (flag: string, v: string | undefined, min: number, max: number): number | undefined | null => {
     if (v === undefined) return undefined;
     const n = Number(v);
     if (!Number.isInteger(n) || n < min || n > max) {
-      console.error(`agentjet train: --${flag} must be an integer ${min}-${max}, got '${v}'`);
+      fail(json, "AJ_ERR_USAGE", `--${flag} must be an integer ${min}-${max}, got '${v}'`, EXIT.usage);
       return null;
     }
     return n;
@@ -115,24 +122,23 @@ async function parse(argv: string[]): Promise<Parsed | number> {
   const warmSteps = int("warm-start", values["warm-start"], 0, 1_000_000);
   if (port === null || steps === null || warmSteps === null) return EXIT.usage;
   if (values.resume !== undefined && (values.from !== undefined || warmSteps !== undefined)) {
-    console.error("agentjet train: --from and --warm-start start a run; a resumed run continues from its own checkpoint");
-    return EXIT.usage;
+    return fail(json, "AJ_ERR_USAGE", "--from and --warm-start start a run; a resumed run continues from its own checkpoint", EXIT.usage);
   }
 
   let path: string;
   if (values.resume !== undefined) path = join(values.resume, "config.yaml");
   else if (values.example !== undefined) {
     if (!listExamples().includes(values.example)) {
-      console.error(`agentjet train: ${new UnknownExampleError(values.example, listExamples()).message}`);
-      return EXIT.notFound;
+      const err = new UnknownExampleError(values.example, listExamples());
+      return fail(json, err.code, err.message, EXIT.notFound);
     }
     path = join(EXAMPLES_DIR, `${values.example}.yaml`);
   } else path = positionals[0]!;
   const loaded = await loadRunConfig(path);
   if (loaded.kind !== "ok") {
     const what = values.resume !== undefined && loaded.kind === "unreadable" ? `'${values.resume}' is not a run directory` : "invalid run config";
-    console.error(`agentjet train: ${what}\n${formatConfigIssues(loaded)}`);
-    return loaded.kind === "unreadable" ? EXIT.notFound : EXIT.usage;
+    const code = loaded.kind === "unreadable" ? "AJ_ERR_CONFIG_UNREADABLE" : "AJ_ERR_INVALID_CONFIG";
+    return fail(json, code, `${what}\n${formatConfigIssues(loaded)}`, loaded.kind === "unreadable" ? EXIT.notFound : EXIT.usage);
   }
   const config = loaded.config;
   if (steps !== undefined) config.run.steps = steps;
@@ -142,8 +148,7 @@ async function parse(argv: string[]): Promise<Parsed | number> {
     config.run.deterministic = true;
     const checked = RunConfigSchema.safeParse(config);
     if (!checked.success) {
-      console.error(`agentjet train: --deterministic: ${checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
-      return EXIT.usage;
+      return fail(json, "AJ_ERR_INVALID_CONFIG", `--deterministic: ${checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, EXIT.usage);
     }
   }
   const runDir = values.resume ?? values["run-dir"] ?? config.run.dir;
@@ -190,13 +195,10 @@ export const command: Command = {
       }
       return result.reason === "done" ? EXIT.ok : EXIT.failure;
     } catch (err) {
-      if (err instanceof TrainError) {
-        console.error(`agentjet train: ${err.message} (${err.code})`);
-        return EXIT.failure;
-      }
+      const json = parsed.mode === "json";
+      if (err instanceof TrainError) return fail(json, err.code, `${err.message} (${err.code})`, EXIT.failure);
       if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
-        console.error(`agentjet train: the server port is in use (${(err as Error).message}); pick another with --port, or --port 0 for a free one`);
-        return EXIT.failure;
+        return fail(json, "AJ_ERR_TRAIN_PORT_IN_USE", `the server port is in use (${(err as Error).message}); pick another with --port, or --port 0 for a free one`, EXIT.failure);
       }
       throw err;
     } finally {

@@ -171,8 +171,12 @@ describe("environment", () => {
 });
 `;
 
+export class ScaffoldDirNotEmptyError extends Error {
+  readonly code = "AJ_ERR_SCAFFOLD_DIR_NOT_EMPTY";
+}
+
 export function writeScaffold(dir: string, name: string, kind: "vm" | "docker"): string[] {
-  if (existsSync(dir) && readdirSync(dir).length > 0) throw new Error(`${dir} exists and is not empty`);
+  if (existsSync(dir) && readdirSync(dir).length > 0) throw new ScaffoldDirNotEmptyError(`${dir} exists and is not empty`);
   const files = scaffoldFiles(name, kind, dir);
   for (const [rel, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, rel)), { recursive: true });

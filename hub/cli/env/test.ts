@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { EXIT } from "../command.ts";
-import { runConformance } from "../../conformance/run-conformance.ts";
+import { type ConformanceReport, runConformance } from "../../conformance/run-conformance.ts";
 import { NotInstalledError } from "../../store/errors.ts";
 import { MANIFEST_FILE } from "../../store/read-manifest.ts";
 import { resolveInstalled } from "../../store/resolve-installed.ts";
@@ -29,32 +29,57 @@ Options:
 
 Exit codes: 0 all checks passed, 1 a check failed, 2 usage, 3 no such folder or installed environment.`;
 
+export interface TestEnvironmentOptions {
+  /** Sample tasks per split (default: 3). */
+  tasks?: number;
+  /** docker: test this image instead of building one. */
+  image?: string;
+  /** docker: host folders for named mounts. */
+  mounts?: Record<string, string>;
+  /** The project whose store holds an installed `target` (default: the working directory). */
+  project?: string;
+  /** Each check's line as it finishes. */
+  onCheck: (line: string) => void;
+  /** What is tested, when `target` is an installed environment. */
+  onNote: (line: string) => void;
+}
+
+/** The conformance report of a plugin folder, or of an installed environment by name (`env test`, and the MCP tool `env_test`). */
+export async function testEnvironment(target: string, o: TestEnvironmentOptions): Promise<ConformanceReport> {
+  const mounts = o.mounts ?? {};
+  const common = { ...(o.tasks ? { tasksPerSplit: o.tasks } : {}), onProgress: o.onCheck };
+  if (existsSync(join(resolve(target), MANIFEST_FILE))) {
+    return runConformance({ dir: resolve(target), ...(o.image ? { image: o.image } : {}), ...(Object.keys(mounts).length ? { mounts } : {}), ...common });
+  }
+  const installed = resolveInstalled(target, undefined, o.project ? { projectDir: o.project } : {});
+  if (!installed) throw new NotInstalledError(`'${target}' is neither a plugin folder (no ${MANIFEST_FILE}) nor an installed environment`);
+  o.onNote(`testing installed ${installed.name}@${installed.version} (${installed.dir})`);
+  return runConformance({
+    dir: installed.dir,
+    dataDir: installed.dataDir,
+    ...(installed.bundlePath ? { bundlePath: installed.bundlePath } : {}),
+    ...(o.image || installed.image ? { image: o.image ?? installed.image } : {}),
+    ...(Object.keys(mounts).length || installed.mounts ? { mounts: { ...installed.mounts, ...mounts } } : {}),
+    ...common,
+  });
+}
+
 export async function runTest(argv: string[], io: EnvIo): Promise<number> {
   const { values, positionals } = parse(argv, { tasks: { type: "string" }, image: { type: "string" }, mount: { type: "string", multiple: true } });
   const [target, ...extra] = positionals;
   if (!target || extra.length) throw new UsageError("usage: agentjet env test <path|name>");
   const tasks = values.tasks ? Number(values.tasks) : undefined;
   if (tasks !== undefined && !(Number.isInteger(tasks) && tasks > 0)) throw new UsageError("--tasks takes a positive integer");
-  const mounts = parsePairs(values.mount, "--mount");
   // The check lines are the report: on stdout in text mode, in order before the summary (a pipe keeps
   // them together); with --json they are progress on stderr and stdout holds the one JSON object.
-  const common = { ...(tasks ? { tasksPerSplit: tasks } : {}), onProgress: io.json ? io.progress : (line: string) => process.stdout.write(`${line}\n`) };
-  let report;
-  if (existsSync(join(resolve(target), MANIFEST_FILE))) {
-    report = await runConformance({ dir: resolve(target), ...(values.image ? { image: values.image } : {}), ...(Object.keys(mounts).length ? { mounts } : {}), ...common });
-  } else {
-    const installed = resolveInstalled(target, undefined, values.project ? { projectDir: values.project } : {});
-    if (!installed) throw new NotInstalledError(`'${target}' is neither a plugin folder (no ${MANIFEST_FILE}) nor an installed environment`);
-    io.progress(`testing installed ${installed.name}@${installed.version} (${installed.dir})`);
-    report = await runConformance({
-      dir: installed.dir,
-      dataDir: installed.dataDir,
-      ...(installed.bundlePath ? { bundlePath: installed.bundlePath } : {}),
-      ...(values.image || installed.image ? { image: values.image ?? installed.image } : {}),
-      ...(Object.keys(mounts).length || installed.mounts ? { mounts: { ...installed.mounts, ...mounts } } : {}),
-      ...common,
-    });
-  }
+  const report = await testEnvironment(target, {
+    ...(tasks ? { tasks } : {}),
+    ...(values.image ? { image: values.image } : {}),
+    mounts: parsePairs(values.mount, "--mount"),
+    ...(values.project ? { project: values.project } : {}),
+    onCheck: io.json ? io.progress : (line: string) => process.stdout.write(`${line}\n`),
+    onNote: io.progress,
+  });
   const failed = report.checks.filter((c) => c.status === "fail").length;
   const label = report.version ? `${report.name}@${report.version}` : report.name;
   const text = `${label}: ${report.passed ? "passed" : "FAILED"} (${report.checks.filter((c) => c.status === "pass").length} passed, ${failed} failed, ${report.checks.filter((c) => c.status === "skip").length} skipped)`;

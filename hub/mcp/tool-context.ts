@@ -1,0 +1,44 @@
+import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import type { ProcessKind, ProcessTable } from "./process-table.ts";
+
+/** What every tool reads: the project its paths resolve against, and the children this server started. */
+export interface ToolContext {
+  projectDir: string;
+  processes: ProcessTable;
+}
+
+/** A run (or campaign) directory from a tool's `run` argument: a process id from run_start, or a path (relative to the project). */
+export function resolveDir(ctx: ToolContext, kind: ProcessKind, ref: string): string {
+  return ctx.processes.find(kind, ref)?.dir ?? resolve(ctx.projectDir, ref);
+}
+
+/** The last `bytes` bytes of a log file as text ("" when it is absent); a run's stdout holds every event, so never the whole. */
+export function tailOf(path: string, bytes = 2000): string {
+  if (!existsSync(path)) return "";
+  const size = statSync(path).size;
+  const n = Math.min(size, bytes);
+  const buf = Buffer.alloc(n);
+  const fd = openSync(path, "r");
+  try {
+    readSync(fd, buf, 0, n, size - n);
+  } finally {
+    closeSync(fd);
+  }
+  return buf.toString("utf8");
+}
+
+/** The `{ ok: false, error }` line a `--json` command printed on stdout, if it printed one. */
+export function printedError(stdoutPath: string): { code: string; message: string } | null {
+  const lines = tailOf(stdoutPath, 64_000).split("\n").reverse();
+  for (const line of lines) {
+    if (!line.startsWith('{"ok":false')) continue;
+    try {
+      const e = (JSON.parse(line) as { error?: { code?: unknown; message?: unknown } }).error;
+      if (typeof e?.code === "string") return { code: e.code, message: String(e.message ?? "") };
+    } catch {
+      continue;
+    }
+  }
+  return null;
+}

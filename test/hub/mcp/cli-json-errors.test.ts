@@ -1,0 +1,40 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseJson, removeTempDirs, runCli, tempDir } from "../helpers.ts";
+
+afterAll(removeTempDirs);
+
+/** Issue 26: every command a coding agent calls prints, with --json, its error's AJ_ERR_* code and exits with the documented code. */
+describe("--json errors of the commands coding agents call", () => {
+  it("train, report, config, env init, env test and env add give { ok: false, error: { code } } and their exit codes", { timeout: 120_000 }, async () => {
+    const cwd = tempDir("cli-json");
+    mkdirSync(join(cwd, "taken"));
+    writeFileSync(join(cwd, "taken", "file"), "x");
+    writeFileSync(join(cwd, "bad.yaml"), "run: { steps: many }\n");
+    const cases: Array<[string[], number, string]> = [
+      [["train", "--json"], 2, "AJ_ERR_USAGE"],
+      [["train", "missing.yaml", "--json"], 3, "AJ_ERR_CONFIG_UNREADABLE"],
+      [["train", "bad.yaml", "--json"], 2, "AJ_ERR_INVALID_CONFIG"],
+      [["train", "--example", "no-such-example", "--json"], 3, "AJ_ERR_TRAIN_UNKNOWN_EXAMPLE"],
+      [["report", "--json"], 2, "AJ_ERR_USAGE"],
+      [["report", "nowhere", "--json"], 3, "AJ_ERR_REPORT_NOT_A_RUN_DIR"],
+      [["config", "bogus", "--json"], 2, "AJ_ERR_USAGE"],
+      [["env", "init", "Bad", "--json"], 2, "AJ_ERR_USAGE"],
+      [["env", "init", "ok-name", "--dir", "taken", "--json"], 1, "AJ_ERR_SCAFFOLD_DIR_NOT_EMPTY"],
+      [["env", "test", "nothing-here", "--json"], 3, "AJ_ERR_NOT_INSTALLED"],
+      [["env", "add", "no-such-env", "--json"], 3, "AJ_ERR_ENV_NOT_FOUND"],
+    ];
+    for (const [args, exit, code] of cases) {
+      const r = await runCli(args, cwd);
+      expect({ args, exit: r.code }).toEqual({ args, exit });
+      expect(parseJson(r), r.stderr).toMatchObject({ ok: false, error: { code, message: expect.any(String) } });
+    }
+  });
+
+  it("config --json prints the schema in one object", async () => {
+    const r = await runCli(["config", "schema", "--json"], tempDir("cli-json"));
+    expect(r.code).toBe(0);
+    expect(parseJson(r)).toMatchObject({ ok: true, schema: { title: "agentjet run config" } });
+  });
+});
