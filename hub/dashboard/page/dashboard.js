@@ -202,6 +202,21 @@ $("filter").addEventListener("submit", (ev) => {
 $("more").addEventListener("click", () => loadEpisodes(true).catch((err) => alert(err.message)));
 $("close").addEventListener("click", () => ($("episode").hidden = true));
 
+/** What each reward model and judge paid (run.db's episodes.metadata.rewardParts), beside the environment's own reward, with each judge's raw verdict. */
+function rewardPartsView(metadata) {
+  const parts = metadata && typeof metadata === "object" ? metadata.rewardParts : undefined;
+  if (!parts || typeof parts !== "object") return "";
+  const box = el("div", { class: "reward-parts" });
+  for (const [agent, p] of Object.entries(parts)) {
+    const values = Object.entries(p?.values ?? {}).map(([name, v]) => `${name} ${fmtNum(v)}`).join(", ");
+    box.append(el("p", { "data-agent": agent, text: `reward parts of ${agent}: ${values}` }));
+    for (const [name, raw] of Object.entries(p?.verdicts ?? {})) {
+      box.append(el("details", { "data-verdict": name }, el("summary", { text: `${agent}: ${name}'s verdict` }), el("pre", { class: "verdict", text: String(raw) })));
+    }
+  }
+  return box;
+}
+
 async function openEpisode(id) {
   const d = await api(`/v1/dashboard/episodes/${encodeURIComponent(id)}`);
   const e = d.episode;
@@ -210,6 +225,7 @@ async function openEpisode(id) {
     el("h2", { text: `episode ${e.episodeId}` }),
     el("p", { text: `${e.env} / task ${e.taskId} - ${e.state}${e.eval ? " (evaluation)" : ""}, attempt ${e.attempt}, reward ${fmtNum(e.reward)} ${e.rewards ? JSON.stringify(e.rewards) : ""}` }),
     e.failure ? el("p", { text: `failure ${e.failure.kind}: ${e.failure.message}` }) : "",
+    rewardPartsView(e.metadata),
     el("p", { class: "legend" }, el("span", { class: "tok trained", text: "trained (loss mask 1)" }), " ", el("span", { class: "tok", text: "not trained" }), " - hover a generated token for its log-prob"),
     el("p", { text: d.samples.length ? `merged into ${d.samples.length} sample(s): ${d.samples.map((s) => `#${s.index} ${s.agentId} (${s.callIds.length} calls, ${s.tokens} tokens, ${s.trainedTokens} trained${s.trainedAtStep !== null ? `, trained at step ${s.trainedAtStep}` : ""})`).join("; ")}` : "no merged samples (not rewarded, evaluation, or no trainable calls)" }),
   );
