@@ -9,6 +9,7 @@ import { describeDocker } from "../helpers/docker.ts";
 const ROOT = join(import.meta.dirname, "..", "..");
 /** testcontainers drives `docker compose` (v2); Debian's docker-compose package is the v1 standalone CLI. */
 const composeV2 = spawnSync("docker", ["compose", "version"]).status === 0;
+const composeV1 = !composeV2 && spawnSync("docker-compose", ["version"]).status === 0;
 
 /**
  * deploy/compose.yaml (server + two clients) with the GPU box replaced by the vLLM and trainer doubles
@@ -22,6 +23,8 @@ describeDocker("deploy/compose.yaml: server + two clients in containers against 
   });
 
   it("runs a short run to its end", { timeout: 300_000 }, async () => {
+    // Without either CLI testcontainers fails with a bare `spawn docker-compose ENOENT`.
+    if (!composeV2 && !composeV1) throw new Error("neither `docker compose` (v2) nor `docker-compose` (v1) is installed: apt-get install docker-compose (.ci/run does)");
     const image = await ensureNodeBaseImage();
     const admin = randomBytes(24).toString("hex");
     const client = randomBytes(24).toString("hex");
