@@ -7,7 +7,7 @@ import unittest
 
 from tests.torch_available import skip_reason
 
-REASON = skip_reason("torch")
+REASON = skip_reason("the two-process gloo data-parallel test (tests/test_data_parallel.py)", "torch")
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: torch 1.13's torchrun cannot parse its own default `--redirects 0` under Python 3.11 (enum.Flag no
 #: longer iterates the zero member); redirecting stdout to its log and teeing it back works everywhere.

@@ -6,7 +6,7 @@ import unittest
 
 from tests.torch_available import skip_reason
 
-REASON = skip_reason("torch", "transformers", "peft", "safetensors", optional=True)
+REASON = skip_reason("the Hugging Face + LoRA backend tests (tests/test_hf_lora_backend.py)", "torch", "transformers", "peft", "safetensors", optional=True)
 
 
 def tiny_config():

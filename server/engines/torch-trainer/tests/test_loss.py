@@ -2,7 +2,7 @@ import unittest
 
 from tests.torch_available import skip_reason
 
-REASON = skip_reason("torch")
+REASON = skip_reason("the loss tests (tests/test_loss.py)", "torch")
 
 
 @unittest.skipIf(REASON is not None, REASON or "")

@@ -7,7 +7,7 @@ import unittest
 from tests.tiny import batch, step_of, tiny_backend
 from tests.torch_available import skip_reason
 
-REASON = skip_reason("torch")
+REASON = skip_reason("the tiny-model backend tests (tests/test_tiny_backend.py)", "torch")
 
 
 def grads_after(b, samples, budget):

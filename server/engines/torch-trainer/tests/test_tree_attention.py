@@ -3,7 +3,7 @@ import unittest
 
 from tests.torch_available import skip_reason
 
-REASON = skip_reason("torch")
+REASON = skip_reason("the tree-attention tests (tests/test_tree_attention.py)", "torch")
 
 
 def branching_samples(rng: random.Random, vocab: int):

@@ -14,11 +14,12 @@ def missing(*modules: str) -> list[str]:
     return [m for m in modules if importlib.util.find_spec(m) is None]
 
 
-def skip_reason(*modules: str, optional: bool = False) -> str | None:
+def skip_reason(tests: str, *modules: str, optional: bool = False) -> str | None:
+    """The skip reason of the `tests` (what they are and their file) when one of `modules` does not import."""
     gone = missing(*modules)
     if not gone:
         return None
     label = "SKIPPED (optional)" if optional else "SKIPPED"
-    reason = f"{label}: {', '.join(gone)} not importable by {sys.executable}; these torch trainer tests did NOT run"
+    reason = f"{label}: {', '.join(gone)} not importable by {sys.executable}; {tests} did NOT run"
     print(f"\n{'!' * 100}\n!!! {reason}\n{'!' * 100}\n", file=sys.stderr, flush=True)
     return reason

@@ -9,6 +9,12 @@ const python = torchPython?.python ?? "python3";
 const hasPython = spawnSync(python, ["--version"]).status === 0;
 if (!hasPython) console.warn("\n!!! SKIPPED: python3 not found; the torch trainer's Python tests did NOT run\n");
 
+/** The tests that `unittest -v` reports as ended with `result` ("ok" or "skipped"), by test module and name. */
+function testsEnded(out: string, result: "ok" | "skipped"): Array<{ module: string; name: string }> {
+  const line = new RegExp(`^(\\w+) \\(tests\\.(\\w+)\\.[\\w.]+\\) \\.\\.\\. ${result}\\b`, "gm");
+  return [...out.matchAll(line)].map((m) => ({ module: m[2]!, name: m[1]! }));
+}
+
 /**
  * Runs the Python service's own unittest suite, so `npm test` covers it: the tiny plain-torch model's
  * training, checkpoints, publish, and the two-process gloo data-parallel check. Without torch those
@@ -17,17 +23,26 @@ if (!hasPython) console.warn("\n!!! SKIPPED: python3 not found; the torch traine
  */
 describe.skipIf(!hasPython)(`torch-trainer Python tests (unittest, ${python})`, () => {
   it("pass, with the torch tests run where torch imports", () => {
-    const r = spawnSync(python, ["-m", "unittest", "discover", "-s", "tests", "-t", "."], {
+    const r = spawnSync(python, ["-m", "unittest", "discover", "-s", "tests", "-t", ".", "-v"], {
       cwd: SERVICE_DIR,
       encoding: "utf8",
       timeout: 300_000,
       env: { ...process.env, OMP_NUM_THREADS: "1" },
     });
     const out = `${r.stdout}\n${r.stderr}`;
-    const skipped = out.split("\n").filter((l) => l.includes("SKIPPED"));
-    if (skipped.length > 0) console.warn(skipped.join("\n"));
+    const banners = [...new Set(out.split("\n").filter((l) => l.startsWith("!!! SKIPPED")))];
+    const ran = testsEnded(out, "ok");
+    const skipped = testsEnded(out, "skipped");
+    console.info(`torch trainer Python tests (${python}): ${ran.length} ran, ${skipped.length} skipped${skipped.length > 0 ? `: ${[...new Set(skipped.map((t) => t.module))].join(", ")}` : ""}`);
+    if (banners.length > 0) console.warn(banners.join("\n"));
     expect(r.status, out).toBe(0);
     expect(out).toMatch(/^OK/m);
-    if (TORCH_REQUIRED) expect(skipped.filter((l) => /SKIPPED:/.test(l)), "torch tests skipped under AGENTJET_REQUIRE_TORCH=1").toEqual([]);
+    if (TORCH_REQUIRED) {
+      expect(banners.filter((l) => /SKIPPED:/.test(l)), "torch tests skipped under AGENTJET_REQUIRE_TORCH=1").toEqual([]);
+      // Only the Hugging Face + LoRA tests may skip (transformers and peft are not packaged by Debian).
+      expect(skipped.filter((t) => t.module !== "test_hf_lora_backend")).toEqual([]);
+      for (const module of ["test_tiny_model", "test_tiny_backend", "test_loss", "test_tree_attention"]) expect(ran.some((t) => t.module === module), module).toBe(true);
+      expect(ran.map((t) => t.name)).toContain("test_two_gloo_processes_make_the_one_process_update");
+    }
   }, 300_000);
 });
