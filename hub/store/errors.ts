@@ -31,6 +31,13 @@ export class SourceFetchError extends StoreError {
   }
 }
 
+/** A local `--source` (folder or tarball) that is not there: exit 3, like any other thing not found. */
+export class SourceNotFoundError extends StoreError {
+  constructor(message: string) {
+    super("AJ_ERR_SOURCE_NOT_FOUND", message);
+  }
+}
+
 export class DependencyInstallError extends StoreError {
   constructor(message: string) {
     super("AJ_ERR_DEPS_INSTALL", message);

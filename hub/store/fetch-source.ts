@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { resolveAgainst } from "../registry/load-registry.ts";
 import { extractTar, packTree, ungzipIfNeeded } from "../registry/pack-tree.ts";
 import type { Source } from "../registry/schema.ts";
-import { SourceFetchError } from "./errors.ts";
+import { SourceFetchError, SourceNotFoundError } from "./errors.ts";
 
 export interface FetchedSource {
   /** The canonical tar of the plugin's content, and its sha256. */
@@ -72,7 +72,7 @@ export async function fetchSource(source: Source, base: string): Promise<Fetched
       const abs = resolveAgainst(base, source.path);
       if (!existsSync(abs)) {
         const what = /\.(tgz|tar|tar\.gz)$/.test(abs) ? "tarball" : "source folder or tarball";
-        throw new SourceFetchError(`${what} ${abs} does not exist`);
+        throw new SourceNotFoundError(`${what} ${abs} does not exist`);
       }
       if (statSync(abs).isFile()) {
         return { ...canonicalFromTarball(await readBytes(abs)), resolved: { type: "tarball", url: abs } };

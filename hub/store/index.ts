@@ -1,4 +1,4 @@
-export { BuildFailedError, DependencyInstallError, IntegrityError, InvalidLockfileError, InvalidPluginError, NotInstalledError, PrepareFailedError, SmokeCheckFailedError, SourceFetchError, StoreError } from "./errors.ts";
+export { BuildFailedError, DependencyInstallError, IntegrityError, InvalidLockfileError, InvalidPluginError, NotInstalledError, PrepareFailedError, SmokeCheckFailedError, SourceFetchError, SourceNotFoundError, StoreError } from "./errors.ts";
 export { fetchSource, type FetchedSource } from "./fetch-source.ts";
 export { type AddEnvironmentOptions, type AddResult, addEnvironment, installFromLock, type InstallFromLockOptions } from "./install-environment.ts";
 export { type LockEntry, LockEntrySchema, type Lockfile, LockfileSchema, readLockfile, stableJson, writeLockfile } from "./lockfile.ts";

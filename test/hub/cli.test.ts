@@ -119,6 +119,7 @@ describe("agentjet env (CLI)", () => {
     expect(text.stdout).toContain(`tarball sha256 ${fileSha}`);
     const missing = await runCli(["env", "add", "dep-seven", "--source", join(work, "nope-1.0.0.tgz")], project);
     expect(missing.stderr).toContain(`tarball ${join(work, "nope-1.0.0.tgz")} does not exist`);
+    expect(missing.code).toBe(3); // "3 not found", as env add --help says (it was 1)
   }, 240_000);
 
   it("answers --help and usage errors with the documented exit codes", async () => {

@@ -29,6 +29,7 @@ const EXIT_BY_CODE: Record<string, number> = {
   AJ_ERR_INTEGRITY: EXIT.integrity,
   AJ_ERR_ENV_NOT_FOUND: EXIT.notFound,
   AJ_ERR_NOT_INSTALLED: EXIT.notFound,
+  AJ_ERR_SOURCE_NOT_FOUND: EXIT.notFound,
 };
 
 /** Reports an error (as `{ ok: false, error }` with --json) and gives its exit code. */
