@@ -1,9 +1,11 @@
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { runInit } from "../cli/env/init.ts";
 import type { EnvIo } from "../cli/env/io.ts";
 import { testEnvironment } from "../cli/env/test.ts";
+import { MANIFEST_FILE } from "../store/read-manifest.ts";
 import { registerTool } from "./register-tool.ts";
 import type { ToolContext } from "./tool-context.ts";
 
@@ -55,7 +57,8 @@ export function registerEnvTools(server: McpServer, ctx: ToolContext): void {
     run: (a) => {
       const folder = resolve(ctx.projectDir, a.target);
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
-      return testEnvironment(/[/\\.]/.test(a.target) ? folder : a.target, {
+      // A folder of the project when it holds a manifest; else the name of an installed environment.
+      return testEnvironment(existsSync(join(folder, MANIFEST_FILE)) ? folder : a.target, {
         ...(a.tasks ? { tasks: a.tasks } : {}),
         ...(a.image ? { image: a.image } : {}),
         ...(a.mounts ? { mounts: a.mounts } : {}),

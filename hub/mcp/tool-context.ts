@@ -28,14 +28,18 @@ export function tailOf(path: string, bytes = 2000): string {
   return buf.toString("utf8");
 }
 
-/** The `{ ok: false, error }` line a `--json` command printed on stdout, if it printed one. */
+/**
+ * The error a `--json` command printed on stdout, if it printed one: `{ ok: false, error: { code, message } }`
+ * (train, report, env, config) or `{ event: "error", code, message }` (sweep).
+ */
 export function printedError(stdoutPath: string): { code: string; message: string } | null {
   const lines = tailOf(stdoutPath, 64_000).split("\n").reverse();
   for (const line of lines) {
-    if (!line.startsWith('{"ok":false')) continue;
+    if (!line.startsWith('{"ok":false') && !line.startsWith('{"event":"error"')) continue;
     try {
-      const e = (JSON.parse(line) as { error?: { code?: unknown; message?: unknown } }).error;
-      if (typeof e?.code === "string") return { code: e.code, message: String(e.message ?? "") };
+      const json = JSON.parse(line) as { error?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown };
+      const e = json.error ?? json;
+      if (typeof e.code === "string") return { code: e.code, message: String(e.message ?? "") };
     } catch {
       continue;
     }
