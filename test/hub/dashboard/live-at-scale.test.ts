@@ -20,8 +20,6 @@ const ADMIN = "test-admin-token-0123456789abcdef";
 const RECORDED = 100_000;
 const IN_FLIGHT = 1_000;
 const CLIENTS = 100;
-/** Generous for a loaded 2-core machine: bench/dashboard.bench.ts measures these in single-digit ms. */
-const RESPONSIVE_MS = 500;
 
 let app: FastifyInstance;
 let db: ReturnType<typeof openRunDb>;
@@ -66,44 +64,26 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-/** The median of 5 timed requests after a warm-up one, and the last body. */
-async function timed(url: string): Promise<{ ms: number; body: string }> {
-  const get = async () => {
-    const res = await app.inject({ method: "GET", url, headers: { authorization: `Bearer ${ADMIN}` } });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.body;
-  };
-  await get();
-  const ms: number[] = [];
-  let body = "";
-  for (let i = 0; i < 5; i++) {
-    const t0 = performance.now();
-    body = await get();
-    ms.push(performance.now() - t0);
-  }
-  return { ms: ms.sort((a, b) => a - b)[2]!, body };
+/** One admin GET; its body. How fast these answer at this size is bench/dashboard.bench.ts's to measure. */
+async function get(url: string): Promise<string> {
+  const res = await app.inject({ method: "GET", url, headers: { authorization: `Bearer ${ADMIN}` } });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.body;
 }
 
 describe(`the dashboard with ${IN_FLIGHT.toLocaleString("en")} episodes in flight and ${RECORDED.toLocaleString("en")} recorded`, () => {
-  it("answers the live snapshot quickly, and its size follows the clients, not the episodes in flight", { timeout: 60_000 }, async () => {
-    const { ms, body } = await timed("/v1/dashboard/live");
+  it("answers the live snapshot, whose size follows the clients, not the episodes in flight", { timeout: 60_000 }, async () => {
+    const body = await get("/v1/dashboard/live");
     const snapshot = JSON.parse(body) as LiveSnapshot;
     expect(snapshot.queue).toMatchObject({ inFlight: IN_FLIGHT, claimed: IN_FLIGHT });
     expect(snapshot.clients).toHaveLength(CLIENTS);
     expect(snapshot.clients.reduce((n, c) => n + c.inFlight, 0)).toBe(IN_FLIGHT);
     expect(body).not.toContain("live-999");
-    expect(ms).toBeLessThan(RESPONSIVE_MS);
   });
 
-  it("pages the episode list, opens an episode and lists failures quickly", { timeout: 60_000 }, async () => {
-    const list = await timed("/v1/dashboard/episodes?limit=50");
-    expect(JSON.parse(list.body).episodes).toHaveLength(50);
-    expect(list.ms).toBeLessThan(RESPONSIVE_MS);
-    const episode = await timed(`/v1/dashboard/episodes/ep-${String(RECORDED - 1).padStart(7, "0")}`);
-    expect(JSON.parse(episode.body).calls).toHaveLength(1);
-    expect(episode.ms).toBeLessThan(RESPONSIVE_MS);
-    const failures = await timed("/v1/dashboard/failures");
-    expect(JSON.parse(failures.body).failures).toHaveLength(20);
-    expect(failures.ms).toBeLessThan(RESPONSIVE_MS);
+  it("pages the episode list, opens an episode and lists failures", { timeout: 60_000 }, async () => {
+    expect(JSON.parse(await get("/v1/dashboard/episodes?limit=50")).episodes).toHaveLength(50);
+    expect(JSON.parse(await get(`/v1/dashboard/episodes/ep-${String(RECORDED - 1).padStart(7, "0")}`)).calls).toHaveLength(1);
+    expect(JSON.parse(await get("/v1/dashboard/failures")).failures).toHaveLength(20);
   });
 });
