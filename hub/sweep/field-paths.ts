@@ -110,8 +110,11 @@ function checkSegments(path: string, segments: readonly Segment[], config: unkno
   const found = walk(schemaRoot(), config, segments, 0);
   if (!found.ok) throw new UnknownFieldError(path, found.why);
   if (!isPlainObject(value)) return;
-  // An object value merges into an object field: its keys must be fields too (zod would drop a misspelt one silently).
-  if (!found.nodes.some((n) => alternatives(n).some((a) => a.properties))) return;
+  // An object value merges into an object field: its keys must be fields too (zod would drop a misspelt one
+  // silently), and into a map of objects (policies): its keys must be entries. Maps of values (options, roles) take any key.
+  const hasFields = (n: JsonSchema): boolean => alternatives(n).some((a) => a.properties !== undefined);
+  const objectMap = (n: JsonSchema): boolean => alternatives(n).some((a) => typeof a.additionalProperties === "object" && hasFields(a.additionalProperties));
+  if (!found.nodes.some((n) => hasFields(n) || objectMap(n))) return;
   for (const [k, v] of Object.entries(value)) {
     const sub = [...segments, { kind: "key", key: k } as const];
     checkSegments(formatFieldPath(sub), sub, config, v);

@@ -70,7 +70,8 @@ export function launchRun(o: LaunchRunOptions): LaunchedRun {
   const stderr: string[] = [];
   child.stderr.on("data", (d: Buffer) => {
     log.write(d);
-    stderr.push(...d.toString().split("\n").filter((l) => l.trim() !== ""));
+    // The dashboard's line carries a login code and says nothing about why a run failed.
+    stderr.push(...d.toString().split("\n").filter((l) => l.trim() !== "" && !l.includes("dashboard at http")));
     stderr.splice(0, Math.max(0, stderr.length - STDERR_TAIL));
   });
   let interrupted = false;

@@ -170,9 +170,16 @@ describe("sweep expansion: bad input is a coded usage error naming the field", (
     expect(err.message).toContain(why);
   });
 
-  it("a misspelt key inside an override's object", async () => {
+  it("a misspelt key inside an override's object, or an entry the base lacks; a map of values takes any key", async () => {
     const err = await failure(inline("name: b\nseeds: [1]\noverrides:\n  run: { stpes: 3 }"));
     expect(err).toMatchObject({ code: "AJ_ERR_SWEEP_UNKNOWN_FIELD", message: expect.stringContaining("run.stpes") });
+    const entry = await failure(inline("name: b\nseeds: [1]\noverrides:\n  policies: { mian: { optimizer: { lr: 1 } } }"));
+    expect(entry).toMatchObject({ code: "AJ_ERR_SWEEP_UNKNOWN_FIELD", message: expect.stringContaining("'mian'") });
+    const deep = await failure(inline("name: b\nseeds: [1]\noverrides:\n  policies: { main: { optimizer: { lrr: 1 } } }"));
+    expect(deep).toMatchObject({ code: "AJ_ERR_SWEEP_UNKNOWN_FIELD", message: expect.stringContaining("policies.main.optimizer.lrr") });
+    const runs = await expand(inline("name: b\nseeds: [1]\noverrides:\n  environments[arith].options: { data: x.jsonl }\n  policies: { main: { optimizer: { lr: 0.5 } } }"));
+    expect(runs[0]!.config.environments[0]!.options).toEqual({ data: "x.jsonl" });
+    expect(runs[0]!.config.policies.main!.optimizer).toMatchObject({ lr: 0.5, beta1: 0.9 });
   });
 
   it("an empty grid, a range in a grid, nothing to sweep", async () => {
