@@ -1,7 +1,13 @@
-import type { Task, Turn } from "../../sdk/env/protocol.ts";
+import type { ResponseFormat, Task, Turn } from "../../sdk/env/protocol.ts";
 import type { EnvironmentRuntime, Failure } from "../../plugins/runtime.ts";
 
-export type ActionPolicy = (agent: string, task: Task, history: Array<{ role: "system" | "user" | "assistant"; content: string }>) => Promise<string>;
+/** `format`: the observation's `responseFormat`, the shape the reply must take (absent: free text). */
+export type ActionPolicy = (
+  agent: string,
+  task: Task,
+  history: Array<{ role: "system" | "user" | "assistant"; content: string }>,
+  format?: ResponseFormat,
+) => Promise<string>;
 
 export type EpisodeResult =
   | { kind: "done"; turns: Turn[]; rewards: Record<string, number> }
@@ -32,7 +38,7 @@ export async function playEpisode(opts: {
         const history = histories.get(agent) ?? [];
         history.push(...obs.messages);
         histories.set(agent, history);
-        const action = await opts.act(agent, opts.task, history);
+        const action = await opts.act(agent, opts.task, history, obs.responseFormat);
         history.push({ role: "assistant", content: action });
         actions[agent] = action;
       }

@@ -2,7 +2,8 @@ import type { PolicyRuntime } from "../../server/app/server-context.ts";
 import type { RunConfig } from "../../server/config/run-config.ts";
 import type { FrozenModel } from "../../server/engines/frozen.ts";
 import type { ChatTurnMessage } from "../../server/tokenizers/tokenizer.ts";
-import type { Task } from "../../sdk/env/protocol.ts";
+import { createJsonMask, toJsonGrammar } from "../../server/openai/json-mask.ts";
+import type { ResponseFormat, Task } from "../../sdk/env/protocol.ts";
 import { playEpisode } from "../conformance/play-episode.ts";
 import { resolveSeats, seatsOf } from "../scheduler/resolve-seats.ts";
 import type { EvalEvent } from "./events.ts";
@@ -128,10 +129,10 @@ async function playOne(
     seed: o.config.run.seed * 100_003 + index,
     builtinAgents: seats.builtin,
     maxSteps: maxTurns,
-    act: async (agent, _task, history) => {
+    act: async (agent, _task, history, format) => {
       const seat = byAgent.get(agent);
       const seed = (o.config.run.seed * 1_000_003 + index * 7919 + calls++) >>> 0;
-      const text = seat === undefined ? "" : await complete(o, seat.target, history, mode, temperature, seed);
+      const text = seat === undefined ? "" : await complete(o, seat.target, history, mode, temperature, seed, format);
       last.set(agent, text);
       return text;
     },
@@ -156,13 +157,18 @@ async function complete(
   mode: EvalMode,
   temperature: number,
   seed: number,
+  format: ResponseFormat | undefined,
 ): Promise<string> {
   const maxTokens = o.config.sampling.maxTokens;
   if (target.kind === "frozen") {
-    const reply = await o.frozen.get(target.name)!.complete({ messages: history, max_tokens: maxTokens, temperature });
+    const responseFormat = format ? { response_format: { type: "json_schema", json_schema: { name: format.name, schema: format.schema } } } : {};
+    const reply = await o.frozen.get(target.name)!.complete({ messages: history, max_tokens: maxTokens, temperature, ...responseFormat });
     return reply.choices[0]?.message.content ?? "";
   }
   const { engine, tokenizer } = o.policies.get(target.name)!;
+  // The observation's schema constrains decoding as the server's response_format does (the embedded engine's mask).
+  const mask = format && engine.structuredOutput === "mask" ? createJsonMask(tokenizer, toJsonGrammar(format.schema, "responseFormat")) : undefined;
+  const guided = format && engine.structuredOutput === "guided" ? { guided: { kind: "json_schema" as const, schema: format.schema } } : {};
   const rendered = tokenizer.renderChat(history.map((m): ChatTurnMessage => ({ role: m.role, content: m.content })));
   const ids = [...rendered.segments.flatMap((s) => s.ids), ...rendered.headerIds];
   const room = engine.maxContext - ids.length;
@@ -173,6 +179,8 @@ async function complete(
     topP: mode === "greedy" ? 1 : o.config.sampling.topP,
     stopIds: tokenizer.stopIds,
     seed,
+    ...(mask ? { mask } : {}),
+    ...guided,
   });
   const out = r.outputIds.length && tokenizer.stopIds.includes(r.outputIds.at(-1)!) ? r.outputIds.slice(0, -1) : r.outputIds;
   return tokenizer.decode(out);

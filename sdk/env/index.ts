@@ -12,6 +12,7 @@ export type {
   InstanceReply,
   Observation,
   ResetRequest,
+  ResponseFormat,
   SolveRequest,
   StepRequest,
   Task,

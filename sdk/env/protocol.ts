@@ -27,9 +27,25 @@ export const TaskSchema = z.object({
 });
 export type Task = z.infer<typeof TaskSchema>;
 
+/**
+ * The shape a reply must take, when the environment knows it: a JSON schema the agent loop passes to the
+ * model as `response_format: { type: "json_schema" }` (the embedded engine masks decoding to it; vLLM and
+ * SGLang guide decoding; a frozen OpenAI-compatible endpoint gets it as is). An `enum` of the legal moves
+ * keeps even an untrained policy to legal moves.
+ */
+export const ResponseFormatSchema = z.object({
+  type: z.literal("json_schema").describe("The only kind for now: the reply is one JSON value matching `schema`"),
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).describe("A name for the schema (OpenAI's `json_schema.name`: letters, digits, `_`, `-`, at most 64)"),
+  schema: z.record(z.string(), z.unknown()).describe("The JSON schema of the reply"),
+});
+export type ResponseFormat = z.infer<typeof ResponseFormatSchema>;
+
 /** What one agent sees when it is its turn: messages to append to that agent's own conversation. */
 export const ObservationSchema = z.object({
   messages: z.array(EnvMessageSchema).min(1).describe("Appended to the agent's conversation; at least one"),
+  responseFormat: ResponseFormatSchema.optional().describe(
+    "The shape the reply must take (a JSON schema; its `enum`s name the legal moves); the default agent loop sends it as `response_format`. Absent: free text",
+  ),
 });
 export type Observation = z.infer<typeof ObservationSchema>;
 

@@ -7,6 +7,7 @@ export {
   InstanceReplySchema,
   ObservationSchema,
   ResetRequestSchema,
+  ResponseFormatSchema,
   SolveRequestSchema,
   StepRequestSchema,
   TaskSchema,

@@ -1,3 +1,4 @@
+import type { ResponseFormat } from "../env/protocol.ts";
 import type { AgentAccess } from "./protocol.ts";
 import { ChatCompletionError } from "./errors.ts";
 
@@ -6,17 +7,24 @@ export interface ChatMessage {
   content: string;
 }
 
-/** One chat completion with raw fetch; returns the assistant text. */
+/**
+ * One chat completion with raw fetch; returns the assistant text. `responseFormat` (an observation's) is
+ * sent as OpenAI's `response_format: { type: "json_schema", json_schema: { name, schema, strict: true } }`.
+ */
 export async function createChatCompletion(
   access: AgentAccess,
   messages: readonly ChatMessage[],
-  options: { fetch?: typeof fetch; signal?: AbortSignal } = {},
+  options: { fetch?: typeof fetch; signal?: AbortSignal; responseFormat?: ResponseFormat } = {},
 ): Promise<string> {
   const doFetch = options.fetch ?? fetch;
+  const format = options.responseFormat;
+  const request = format
+    ? { model: access.model, messages, response_format: { type: "json_schema", json_schema: { name: format.name, schema: format.schema, strict: true } } }
+    : { model: access.model, messages };
   const res = await doFetch(`${access.baseUrl.replace(/\/+$/, "")}/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${access.apiKey}` },
-    body: JSON.stringify({ model: access.model, messages }),
+    body: JSON.stringify(request),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   const text = await res.text();

@@ -3,7 +3,8 @@ import type { EpisodeHandle, Workflow } from "./workflow.ts";
 
 /**
  * The default agent loop: reset the environment; for each agent whose turn it is, one chat completion
- * with that agent's key over that agent's own conversation; step; until done; then end with the
+ * with that agent's key over that agent's own conversation (constrained to the observation's
+ * `responseFormat` when it carries one); step; until done; then end with the
  * environment's rewards. A sandbox failure aborts with its failure kind. Past `maxTurns`, the episode
  * ends with the bottom of the reward range for every driven agent.
  */
@@ -27,6 +28,7 @@ export function createDefaultAgentLoop(options: { fetch?: typeof fetch } = {}): 
         conversation.push(...observation.messages);
         const reply = await createChatCompletion(access, conversation, {
           signal: episode.signal,
+          ...(observation.responseFormat ? { responseFormat: observation.responseFormat } : {}),
           ...(options.fetch ? { fetch: options.fetch } : {}),
         });
         conversation.push({ role: "assistant", content: reply });

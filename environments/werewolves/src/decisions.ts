@@ -8,6 +8,7 @@ export type Decision =
   | { kind: "witch"; resurrect: boolean; poison: string | null }
   | { kind: "seer"; name: string }
   | { kind: "hunter"; shoot: boolean; name: string | null }
+  /** Said aloud: a built-in player's line, or an external seat's accusation (`I say PlayerN is a werewolf.`). */
   | { kind: "speech" | "last-words"; text: string };
 
 /** What a player is asked to decide, with the legal targets for that player. */
@@ -16,14 +17,12 @@ export interface Ask {
   agents: string[];
   /** The question, per agent. */
   prompt: Record<string, string>;
-  /** Legal target names, per agent (votes exclude the voter). */
+  /** Legal target names, per agent (votes exclude the voter; speeches: whom one may accuse). */
   legal: Record<string, string[]>;
   /** Witch only: whether healing (the night's victim, not herself) and poison are still possible. */
   canHeal?: boolean;
   canPoison?: boolean;
 }
-
-const MAX_TEXT = 600;
 
 /** The JSON object a reply carries: the last balanced {...} in the text. */
 export function extractJson(text: string): Record<string, unknown> | null {
@@ -60,17 +59,20 @@ function nameField(obj: Record<string, unknown>, field: string, legal: readonly 
 /** Validates one reply against what was asked. */
 export function parseDecision(ask: Ask, agent: string, text: string): Parsed {
   const legal = ask.legal[agent] ?? [];
-  if (ask.kind === "speech" || ask.kind === "last-words") {
-    const t = text.trim();
-    return t ? { ok: true, decision: { kind: ask.kind, text: t.slice(0, MAX_TEXT) } } : { ok: false, reason: "the reply is empty" };
-  }
   const obj = extractJson(text);
   if (!obj) return { ok: false, reason: "no JSON object found in the reply" };
   switch (ask.kind) {
     case "discuss": {
-      if (typeof obj.speech !== "string" || typeof obj.reach_agreement !== "boolean")
-        return { ok: false, reason: 'expected {"speech": string, "reach_agreement": boolean}' };
-      return { ok: true, decision: { kind: "discuss", speech: obj.speech.slice(0, MAX_TEXT), agree: obj.reach_agreement } };
+      const n = nameField(obj, "kill", legal);
+      if (typeof n !== "string") return { ok: false, reason: n.error };
+      if (typeof obj.reach_agreement !== "boolean") return { ok: false, reason: '"reach_agreement" must be true or false' };
+      return { ok: true, decision: { kind: "discuss", speech: `Let us kill ${n}.`, agree: obj.reach_agreement } };
+    }
+    case "speech":
+    case "last-words": {
+      if (obj.accuse === null) return { ok: true, decision: { kind: ask.kind, text: "I have no accusation." } };
+      const n = nameField(obj, "accuse", legal);
+      return typeof n === "string" ? { ok: true, decision: { kind: ask.kind, text: `I say ${n} is a werewolf.` } } : { ok: false, reason: n.error };
     }
     case "wolf-vote":
     case "vote": {
@@ -121,12 +123,49 @@ export function fallbackDecision(ask: Ask, agent: string, pick: <T>(xs: readonly
 }
 
 export const FORMATS: Record<AskKind, string> = {
-  discuss: 'Reply with JSON: {"speech": "<what you say to the other werewolves>", "reach_agreement": true|false}',
-  "wolf-vote": 'Reply with JSON: {"vote": "<player name>"}',
-  witch: 'Reply with JSON: {"resurrect": true|false, "poison": "<player name>" or null}',
-  seer: 'Reply with JSON: {"name": "<player name>"}',
-  hunter: 'Reply with JSON: {"shoot": true|false, "name": "<player name>" or null}',
-  speech: "Reply with your speech as plain text.",
-  vote: 'Reply with JSON: {"vote": "<player name>"}',
-  "last-words": "Reply with your last words as plain text.",
+  discuss: 'JSON: {"kill": "<candidate>", "reach_agreement": true|false}',
+  "wolf-vote": 'JSON: {"vote": "<candidate>"}',
+  witch: 'JSON: {"resurrect": true|false, "poison": "<candidate>" or null}',
+  seer: 'JSON: {"name": "<candidate>"}',
+  hunter: 'JSON: {"shoot": true|false, "name": "<candidate>" or null}',
+  speech: 'JSON: {"accuse": "<candidate>" or null}',
+  vote: 'JSON: {"vote": "<candidate>"}',
+  "last-words": 'JSON: {"accuse": "<candidate>" or null}',
 };
+
+type JsonSchema = Record<string, unknown>;
+
+const object = (properties: Record<string, JsonSchema>): JsonSchema => ({
+  type: "object",
+  properties,
+  required: Object.keys(properties),
+  additionalProperties: false,
+});
+const oneOf = (names: readonly (string | null)[]): JsonSchema => ({ enum: [...names] });
+
+/**
+ * The JSON schema of exactly the legal replies to `ask` for `agent`: names are `enum`s of the legal
+ * targets, so a policy whose decoding is constrained to it (the observation's `responseFormat`) cannot
+ * make an invalid move. `null` where the move may be declined.
+ */
+export function replySchema(ask: Ask, agent: string): JsonSchema {
+  const legal = ask.legal[agent] ?? [];
+  switch (ask.kind) {
+    case "discuss":
+      return object({ kill: oneOf(legal), reach_agreement: { type: "boolean" } });
+    case "wolf-vote":
+    case "vote":
+      return object({ vote: oneOf(legal) });
+    case "seer":
+      return object({ name: oneOf(legal) });
+    case "witch": {
+      const decline = object({ resurrect: { const: false }, poison: oneOf(ask.canPoison ? [...legal, null] : [null]) });
+      return ask.canHeal ? { anyOf: [object({ resurrect: { const: true }, poison: { const: null } }), decline] } : decline;
+    }
+    case "hunter":
+      return { anyOf: [object({ shoot: { const: true }, name: oneOf(legal) }), object({ shoot: { const: false }, name: { const: null } })] };
+    case "speech":
+    case "last-words":
+      return object({ accuse: oneOf([...legal, null]) });
+  }
+}

@@ -1,6 +1,6 @@
 import type { EpisodeDynamics } from "../../../sdk/env/define-environment.ts";
-import type { EnvMessage, ResetRequest, StepRequest, Turn } from "../../../sdk/env/protocol.ts";
-import { type Ask, type Decision, fallbackDecision, FORMATS, parseDecision } from "./decisions.ts";
+import type { EnvMessage, Observation, ResetRequest, StepRequest, Turn } from "../../../sdk/env/protocol.ts";
+import { type Ask, type Decision, fallbackDecision, FORMATS, parseDecision, replySchema } from "./decisions.ts";
 import { type Game, playGame } from "./game.ts";
 import { systemPrompt } from "./prompts.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
@@ -32,9 +32,13 @@ export function createWerewolvesEpisode(): EpisodeDynamics {
   let waiting = new Set<string>();
   const reprompted = new Set<string>();
   const introduced = new Set<string>();
+  // Decisions asked of the seats the environment does not play (built-in players never err), in all and per role.
   const counts = { decisions: 0, invalid: 0, reprompts: 0, fallbacks: 0, ignoredActions: 0 };
+  let byRole: Record<string, { decisions: number; invalid: number; fallbacks: number }> = {};
+  const countFor = (p: string) => (byRole[g.roles[p]!] ??= { decisions: 0, invalid: 0, fallbacks: 0 });
 
-  const observe = (p: string, question: string): { messages: EnvMessage[] } => {
+  /** The question, with the JSON schema of its legal replies as the observation's `responseFormat`. */
+  const observe = (p: string, question: string, ask: Ask): Observation => {
     const messages: EnvMessage[] = [];
     if (!introduced.has(p)) {
       introduced.add(p);
@@ -44,7 +48,7 @@ export function createWerewolvesEpisode(): EpisodeDynamics {
     }
     const news = g.drain(p);
     messages.push({ role: "user", content: [...news, question].join("\n") });
-    return { messages };
+    return { messages, responseFormat: { type: "json_schema", name: `werewolves_${ask.kind.replace("-", "_")}`, schema: replySchema(ask, p) } };
   };
 
   /** Runs the game until it needs an external decision or ends. */
@@ -68,12 +72,15 @@ export function createWerewolvesEpisode(): EpisodeDynamics {
         if (builtin.has(p)) {
           g.drain(p);
           decided[p] = decideByRule(g, current, p, rng);
-        } else waiting.add(p);
+        } else {
+          waiting.add(p);
+          counts.decisions++;
+          countFor(p).decisions++;
+        }
       }
-      counts.decisions += current.agents.length;
       if (waiting.size > 0) {
         const ask = current;
-        return { observations: Object.fromEntries([...waiting].map((p) => [p, observe(p, ask.prompt[p]!)])), done: false };
+        return { observations: Object.fromEntries([...waiting].map((p) => [p, observe(p, ask.prompt[p]!, ask)])), done: false };
       }
     }
   };
@@ -84,7 +91,7 @@ export function createWerewolvesEpisode(): EpisodeDynamics {
       observations: {},
       done: true,
       rewards: Object.fromEntries(PLAYERS.map((p) => [p, g.sideOf(p) === winner ? 1 : 0])),
-      info: { winner, rounds: g.round, roles: { ...g.roles }, survivors: g.living(), log: g.log, ...counts },
+      info: { winner, rounds: g.round, roles: { ...g.roles }, survivors: g.living(), log: g.log, ...counts, byRole },
     };
   };
 
@@ -100,12 +107,16 @@ export function createWerewolvesEpisode(): EpisodeDynamics {
       current = null;
       decided = {};
       waiting = new Set();
+      counts.decisions = counts.invalid = counts.reprompts = counts.fallbacks = counts.ignoredActions = 0;
+      byRole = {};
+      reprompted.clear();
+      introduced.clear();
       return advance();
     },
     step(input: StepRequest): Turn {
       if (!current) throw new Error("step called on a finished game or before reset");
       const ask = current;
-      const reprompts: Record<string, { messages: EnvMessage[] }> = {};
+      const reprompts: Record<string, Observation> = {};
       for (const agent of Object.keys(input.actions)) if (!waiting.has(agent)) counts.ignoredActions++;
       for (const p of [...waiting]) {
         const parsed = parseDecision(ask, p, input.actions[p] ?? "");
@@ -116,14 +127,16 @@ export function createWerewolvesEpisode(): EpisodeDynamics {
           continue;
         }
         counts.invalid++;
+        countFor(p).invalid++;
         if (!reprompted.has(p)) {
           reprompted.add(p);
           counts.reprompts++;
-          reprompts[p] = observe(p, `Your reply was invalid: ${parsed.reason}. ${FORMATS[ask.kind]}`);
+          reprompts[p] = observe(p, `Your reply was invalid: ${parsed.reason}. ${FORMATS[ask.kind]}`, ask);
           continue;
         }
         reprompted.delete(p);
         counts.fallbacks++;
+        countFor(p).fallbacks++;
         decided[p] = fallbackDecision(ask, p, rng.pick);
         waiting.delete(p);
       }

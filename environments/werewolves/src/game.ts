@@ -34,7 +34,7 @@ function list(names: readonly string[]): string {
 export function* playGame(g: GameState, tieBreak: (tied: string[]) => string): Game {
   for (g.round = 1; g.round <= ROUND_CAP; g.round++) {
     const living = g.living();
-    g.tell(living, `Night ${g.round} falls. Living players: ${list(living)}.`);
+    g.tell(living, `Night ${g.round}. Living: ${list(living)}.`);
 
     // Night: the werewolves discuss (up to 2 rounds per wolf, stopping early on agreement), then vote.
     const wolves = g.livingWith("werewolf");
@@ -43,7 +43,7 @@ export function* playGame(g: GameState, tieBreak: (tied: string[]) => string): G
     const agreed = new Map<string, boolean>();
     discussion: for (let r = 0; r < DISCUSSION_ROUNDS_PER_WOLF; r++) {
       for (const w of wolves) {
-        const d = (yield ask("discuss", [w], () => `Werewolves' private discussion (round ${r + 1}). Whom should the werewolves kill tonight? Candidates: ${list(targets)}.`, () => targets))[w];
+        const d = (yield ask("discuss", [w], () => r === 0 && !agreed.has(w) ? `Werewolves' discussion: whom to kill tonight? Candidates: ${list(targets)}.` : "Werewolves' discussion, again: whom to kill?", () => targets))[w];
         if (d?.kind !== "discuss") continue;
         agreed.set(w, d.agree);
         g.wolfProposal ??= targets.find((t) => d.speech.includes(t)) ?? null;
@@ -51,7 +51,7 @@ export function* playGame(g: GameState, tieBreak: (tied: string[]) => string): G
         if (wolves.every((o) => agreed.get(o) === true)) break discussion;
       }
     }
-    const kill = yield ask("wolf-vote", wolves, () => `Werewolves, vote whom to kill tonight. Candidates: ${list(targets)}.`, () => targets);
+    const kill = yield ask("wolf-vote", wolves, () => "Werewolves' vote: whom to kill tonight?", () => targets);
     const victim = tally(wolves.map((w) => (kill[w]?.kind === "wolf-vote" ? kill[w].vote : "")).filter(Boolean), tieBreak);
     if (victim) g.tell(wolves, `[werewolves] The werewolves chose to kill ${victim}.`);
 
@@ -103,15 +103,16 @@ export function* playGame(g: GameState, tieBreak: (tied: string[]) => string): G
 
     // Day: each living player speaks once, in seat order, then everyone votes.
     for (const p of g.living()) {
-      const d = (yield ask("speech", [p], () => `Day ${g.round}: it is your turn to speak to everyone.`, () => []))[p];
+      const others = g.living().filter((o) => o !== p);
+      const d = (yield ask("speech", [p], () => `Day ${g.round}: your speech. Candidates to accuse: ${list(others)}.`, () => others))[p];
       if (d?.kind !== "speech") continue;
       g.noteAccusations(d.text);
       g.tell(g.living().filter((o) => o !== p), `${p}: ${d.text}`);
     }
     const voters = g.living();
-    const votes = yield ask("vote", voters, () => `Vote to eliminate one player. Candidates: ${list(voters)} (not yourself).`, (p) => voters.filter((o) => o !== p));
+    const votes = yield ask("vote", voters, (p) => `Day vote: whom to eliminate? Candidates: ${list(voters.filter((o) => o !== p))}.`, (p) => voters.filter((o) => o !== p));
     const cast = voters.map((v) => (votes[v]?.kind === "vote" ? votes[v].vote : "")).filter(Boolean);
-    g.tell(g.seats, `Votes: ${voters.map((v) => `${v} -> ${votes[v]?.kind === "vote" ? votes[v].vote : "none"}`).join(", ")}.`);
+    g.tell(g.seats, `Votes: ${voters.map((v) => `${v}->${votes[v]?.kind === "vote" ? votes[v].vote : "none"}`).join(", ")}.`);
     const out = tally(cast, null);
     if (out) {
       g.kill(out);
@@ -130,7 +131,7 @@ export function* playGame(g: GameState, tieBreak: (tied: string[]) => string): G
 }
 
 function* lastWords(g: GameState, p: string): Game {
-  const d = (yield ask("last-words", [p], () => "You have been eliminated. Give your last words to everyone.", () => []))[p];
+  const d = (yield ask("last-words", [p], () => `You are out. Your last words. Candidates to accuse: ${list(g.living())}.`, () => g.living()))[p];
   if (d?.kind === "last-words") {
     g.noteAccusations(d.text);
     g.tell(g.living(), `${p} (last words): ${d.text}`);

@@ -36,10 +36,11 @@ export const simpleAgent: Agent = (player, conversation, turn) => {
   const candidates = last.split("\n").findLast((l) => l.includes("Candidates")) ?? "";
   const names = [...candidates.matchAll(/Player\d/g)].map((m) => m[0]).filter((n) => n !== player);
   const pick = names[turn % Math.max(1, names.length)] ?? "Player1";
-  if (last.includes('"reach_agreement"')) return `{"speech": "Kill ${pick}", "reach_agreement": true}`;
+  if (last.includes('"reach_agreement"')) return `{"kill": "${pick}", "reach_agreement": true}`;
   if (last.includes('"resurrect"')) return '{"resurrect": false, "poison": null}';
   if (last.includes('"shoot"')) return `{"shoot": true, "name": "${pick}"}`;
   if (last.includes('{"name"')) return `{"name": "${pick}"}`;
   if (last.includes('"vote"')) return `{"vote": "${pick}"}`;
+  if (last.includes('"accuse"')) return turn % 2 ? `{"accuse": "${pick}"}` : '{"accuse": null}';
   return "I think we should be careful today.";
 };

@@ -57,7 +57,8 @@ describe("werewolves: information", () => {
       const { seen } = playWith(seed, all);
       const roles = dealRoles(seed);
       for (const p of PLAYERS) {
-        const text = seen[p]!.join("\n");
+        // Players' public accusations are claims, not roles: only what the game itself says counts here.
+        const text = seen[p]!.join("\n").split("\n").filter((l) => !/^Player\d( \(last words\))?: /.test(l)).join("\n");
         const role = roles[p];
         if (role !== "werewolf") {
           expect(text).not.toContain("[werewolves]");

@@ -11,6 +11,7 @@ describe("agentjet train: the example configs run end to end on CPU", () => {
   it.each(["werewolves-shared", "werewolves-separate"])("%s: two steps", { timeout: 300_000 }, async (name) => {
     const config = await exampleConfig(name);
     config.run.steps = 2;
+    config.eval.every = 0;
     const project = tempDir(`train-${name}`);
     const result = await runTraining({ config, runDir: join(project, "run"), projectDir: project, port: 0, progress: quiet, report: false });
     expect(result.reason).toBe("done");
@@ -20,6 +21,22 @@ describe("agentjet train: the example configs run end to end on CPU", () => {
     for (const s of steps) {
       expect(Object.keys(s.perRole ?? {})).toEqual(["werewolves/werewolf"]);
       expect(s.perRole!["werewolves/werewolf"]!.agents).toBeGreaterThan(0);
+    }
+  });
+
+  it("werewolves-shared: every decision of the untrained wolves is legal (the observation's JSON schema constrains decoding through the real server)", { timeout: 300_000 }, async () => {
+    const config = await exampleConfig("werewolves-shared");
+    config.run.steps = 1;
+    config.eval = { ...config.eval, every: 1, tasks: 3, modes: ["sampled"] };
+    const project = tempDir("train-werewolves-legal");
+    const result = await runTraining({ config, runDir: join(project, "run"), projectDir: project, port: 0, progress: quiet, report: false });
+    expect(result.reason).toBe("done");
+    const evals = readEvents(join(project, "run")).flatMap((e) => (e.type === "eval" ? [e] : []));
+    // Step 0 is the untrained model: random weights, yet no invalid reply and no fallback.
+    expect(evals.map((e) => e.step)).toEqual([0, 1]);
+    for (const e of evals) {
+      expect(e.decisions!.total).toBeGreaterThan(10);
+      expect(e.decisions).toMatchObject({ invalid: 0, fallbacks: 0 });
     }
   });
 
