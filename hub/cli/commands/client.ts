@@ -5,6 +5,7 @@ import { resolveClientEnvs } from "../../swarm/client-environments.ts";
 import { reloadLocalPlugins } from "../../swarm/reload-local-plugins.ts";
 import { createWorkflowLoader } from "../../swarm/workflow-loader.ts";
 import { type Command, EXIT } from "../command.ts";
+import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `agentjet client --server URL [options]
 
@@ -127,8 +128,7 @@ export const command: Command = {
     const reloader = args.watch ? reloadLocalPlugins({ sources, opened, client, log }) : null;
     const ended = new Promise<NodeJS.Signals | "fatal">((resolve) => {
       fatal = () => resolve("fatal");
-      process.once("SIGINT", () => resolve("SIGINT"));
-      process.once("SIGTERM", () => resolve("SIGTERM"));
+      onInterrupt(resolve, () => process.exit(EXIT.interrupted));
     });
     // A refusal ends `ended` too (through onEvent); start() rejecting says nothing more.
     client.start().catch(() => undefined);

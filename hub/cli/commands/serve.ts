@@ -5,6 +5,7 @@ import { AuthConfigError } from "../../../server/app/errors.ts";
 import { formatConfigIssues, loadRunConfig } from "../../../server/config/load-run-config.ts";
 import { TrainingService } from "../../run/service.ts";
 import { type Command, EXIT } from "../command.ts";
+import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `Usage: agentjet serve [--config <run.yaml>] [--host <addr>] [--port <n>] [--run-dir <dir>]
 
@@ -144,8 +145,7 @@ export const command: Command = {
         service.app.log.info({ signal }, "shutting down");
         void service.close().then(() => resolve(EXIT.interrupted));
       };
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
+      onInterrupt(stop, () => process.exit(EXIT.interrupted));
     });
     if (config) {
       try {

@@ -7,6 +7,7 @@ import { TrainError, UnknownExampleError } from "../../train/errors.ts";
 import { createProgress, type ProgressMode } from "../../train/progress.ts";
 import { runTraining } from "../../train/run-training.ts";
 import { type Command, EXIT } from "../command.ts";
+import { onInterrupt } from "../interrupt.ts";
 
 const EXAMPLES_DIR = join(import.meta.dirname, "..", "..", "..", "examples");
 
@@ -170,13 +171,13 @@ export const command: Command = {
     const parsed = await parse(argv);
     if (typeof parsed === "number") return parsed;
     const controller = new AbortController();
-    const onSigint = (): void => {
-      if (controller.signal.aborted) process.exit(EXIT.interrupted);
-      process.stderr.write("\nagentjet train: stopping cleanly (aborting in-flight episodes, writing a checkpoint); Ctrl-C again to exit at once\n");
-      controller.abort();
-    };
-    process.on("SIGINT", onSigint);
-    process.on("SIGTERM", onSigint);
+    const stopListening = onInterrupt(
+      () => {
+        process.stderr.write("\nagentjet train: stopping cleanly (aborting in-flight episodes, writing a checkpoint); Ctrl-C again to exit at once\n");
+        controller.abort();
+      },
+      () => process.exit(EXIT.interrupted),
+    );
     try {
       const result = await runTraining({
         config: parsed.config,
@@ -202,8 +203,7 @@ export const command: Command = {
       }
       throw err;
     } finally {
-      process.off("SIGINT", onSigint);
-      process.off("SIGTERM", onSigint);
+      stopListening();
     }
   },
 };

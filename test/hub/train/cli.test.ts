@@ -1,9 +1,10 @@
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readEvents } from "./helpers.ts";
-import { removeTempDirs, runCli, tempDir } from "../helpers.ts";
+import { REPO, removeTempDirs, runCli, tempDir } from "../helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -89,5 +90,32 @@ describe("agentjet train (CLI)", () => {
     const events = readEvents(join(cwd, "run"));
     expect(events.filter((e) => e.type === "step").map((e) => (e as { step: number }).step)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(events.at(-1)).toMatchObject({ type: "end", reason: "done", step: 8 });
+  });
+
+  // Regression (issue 22, item 8): a terminal's Ctrl-C reaches the whole foreground process group, so the
+  // CLI's child got SIGINT twice (from the terminal and forwarded by bin/agentjet.js) and took the second
+  // for "Ctrl-C again": it exited at once, with no checkpoint and no end event.
+  it("a terminal's Ctrl-C (SIGINT to the whole process group) stops cleanly, not at once", { timeout: 180_000 }, async () => {
+    const cwd = tempDir("train-cli");
+    const args = ["train", "--example", "quickstart", "--warm-start", "0", "--steps", "50", "--port", "0", "--run-dir", "run", "--json", "--no-report"];
+    // Its own process group, as a shell gives a foreground job.
+    const child = spawn(process.execPath, [join(REPO, "bin", "agentjet.js"), ...args], { cwd, detached: true, env: { ...process.env, AGENTJET_CHILD: "" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let sent = false;
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => {
+      child.stdout.on("data", (d: Buffer) => {
+        stdout += d.toString();
+        if (sent || !stdout.includes('"type":"step","time"')) return;
+        sent = process.kill(-child.pid!, "SIGINT");
+        // The forwarded copy can come late on a loaded machine: it must still not count as a second Ctrl-C.
+        setTimeout(() => child.exitCode === null && child.kill("SIGINT"), 100);
+      });
+      child.on("exit", (c) => resolve(c));
+    });
+    expect(code, stderr).toBe(130);
+    expect(stderr).toContain("agentjet train --resume");
+    expect(readEvents(join(cwd, "run")).at(-1)).toMatchObject({ type: "end", reason: "interrupted" });
   });
 });
