@@ -65,6 +65,8 @@ describe("bundleVmPlugin: dependencies", () => {
     expect((err as Error).message).toContain('"crypto"');
     expect((err as Error).message).toContain("node_modules/tiny-dep/index.js");
     expect((err as Error).message).toContain('the dependency "tiny-dep" imports the Node builtin "crypto"');
+    // ... and what to do about it (issue 22, item 2).
+    expect((err as Error).message).toContain("Use a dependency (or version) that does not need it, or make this a docker plugin");
   });
 
   it("respects a dependency's browser field that maps a builtin to false", async () => {
