@@ -1,5 +1,5 @@
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runTraining } from "../../../hub/train/run-training.ts";
 import { REPO, removeTempDirs, tempDir } from "../helpers.ts";
@@ -61,6 +61,11 @@ describe("agentjet train: the example configs run end to end on CPU", () => {
     const config = await exampleConfig("math-cocktail");
     expect(config.policies.main!.engine.kind).toBe("openai-tokens");
     expect(config.environments.map((e) => e.name)).toEqual(["aime", "countdown"]);
+    // Regression (issue 22, item 8): its AIME data path named a file that did not exist. It is resolved
+    // against the project directory (the checkout's root); with shared/ beside the checkout, as in CI, it is there.
+    const data = config.environments[0]!.options?.["data"];
+    expect(typeof data).toBe("string");
+    if (existsSync(join(REPO, "..", "shared"))) expect(existsSync(resolve(REPO, data as string))).toBe(true);
   });
 });
 
