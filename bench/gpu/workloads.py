@@ -38,12 +38,13 @@ class SampleShape:
 
 
 class _Ids:
-    def __init__(self) -> None:
+    def __init__(self, token_scale: float = 1.0) -> None:
         self.n = 0
+        self.token_scale = token_scale
 
     def msg(self, tokens: int, generated: bool = False) -> Message:
         self.n += 1
-        return Message(self.n, tokens, generated)
+        return Message(self.n, max(1, round(tokens * self.token_scale)), generated)
 
 
 def appworld_episode(rng: random.Random, ids: _Ids, steps: int) -> list[Call]:
@@ -95,10 +96,11 @@ def merged(calls: list[Call]) -> list[SampleShape]:
     return samples
 
 
-def workload(name: str, seed: int, units: int) -> list[list[Call]]:
-    """`units` episodes (AppWorld) or trained agents (Werewolves: the 3 wolves of each game)."""
+def workload(name: str, seed: int, units: int, token_scale: float = 1.0) -> list[list[Call]]:
+    """`units` episodes (AppWorld) or trained agents (Werewolves: the 3 wolves of each game). `token_scale`
+    shrinks every message (at least 1 token) and keeps the call structure: the CPU smoke run's workloads."""
     rng = random.Random(seed)
-    ids = _Ids()
+    ids = _Ids(token_scale)
     if name == "appworld":
         return [appworld_episode(rng, ids, rng.randint(20, 25)) for _ in range(units)]
     if name == "werewolves":

@@ -41,6 +41,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--lora-dropout", type=float, default=0.0)
     p.add_argument("--lora-target-modules", default="q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj")
     p.add_argument("--gradient-checkpointing", action="store_true")
+    p.add_argument(
+        "--prefix-tree",
+        action="store_true",
+        help="Micro-batches are prefix tries scored with a tree attention mask: shared prefixes computed once, the same step",
+    )
+    p.add_argument(
+        "--shard",
+        choices=["none", "fsdp"],
+        default="none",
+        help="Under torchrun: fsdp shards weights, gradients and Adam state over the GPUs (full mode, CUDA, torch >= 2.1)",
+    )
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
 
@@ -54,13 +65,20 @@ def main(argv: list[str]) -> None:
     import torch
 
     from .backend import CURRENT_LINK, TorchBackend, TrainerSettings
-    from .data_parallel import DataParallel, Rank0Backend, launched_by_torchrun, serve_worker
+    from .data_parallel import DataParallel, FsdpUnavailable, Rank0Backend, check_fsdp, launched_by_torchrun, serve_worker
     from .http_server import make_server
     from .model_loading import build_model
     from .protocol import Publish
     from .tiny_model import TinyConfig
 
-    parallel = DataParallel.init(args.device) if launched_by_torchrun() else None
+    if args.shard == "fsdp":
+        try:
+            check_fsdp(args.device)
+        except FsdpUnavailable as e:
+            sys.exit(f"agentjet trainer: {e}")
+        if args.mode != "full" or not launched_by_torchrun():
+            sys.exit("agentjet trainer: --shard fsdp needs --mode full under torchrun (one process per GPU)")
+    parallel = DataParallel.init(args.device, shard=args.shard) if launched_by_torchrun() else None
     device = parallel.device if parallel is not None else torch.device(args.device)
     on_gpu = device.type == "cuda"
     # LoRA keeps the frozen base in bf16 on GPU; full fine-tuning keeps fp32 master weights.
@@ -84,6 +102,7 @@ def main(argv: list[str]) -> None:
         lora_target_modules=[m for m in args.lora_target_modules.split(",") if m],
         publish_dir=args.publish_dir,
         gradient_checkpointing=args.gradient_checkpointing,
+        prefix_tree=args.prefix_tree,
         publish_dtype=torch.bfloat16 if on_gpu else torch.float32,
     )
     backend = TorchBackend(model, args.model, settings, device, parallel)
@@ -91,13 +110,13 @@ def main(argv: list[str]) -> None:
         serve_worker(backend, parallel)
         parallel.close()
         return
+    served = Rank0Backend(backend, parallel) if parallel is not None else backend
     if args.mode == "full" and not os.path.lexists(os.path.join(settings.publish_dir, CURRENT_LINK)):
         # Replicas start from <publish-dir>/current and reload from it: version 0 must be there first.
-        print(f"agentjet trainer: publishing version 0 to {backend.publish(Publish(0))['path']}", flush=True)
-    served = Rank0Backend(backend, parallel) if parallel is not None else backend
+        print(f"agentjet trainer: publishing version 0 to {served.publish(Publish(0))['path']}", flush=True)
     server = make_server(served, args.host, args.port, args.api_key)
     signal.signal(signal.SIGTERM, _interrupt)
-    ranks = f", {parallel.world} ranks ({'nccl' if on_gpu else 'gloo'})" if parallel is not None else ""
+    ranks = f", {parallel.world} ranks ({'nccl' if on_gpu else 'gloo'}{', fsdp' if parallel.sharded else ''})" if parallel is not None else ""
     print(f"agentjet trainer: protocol 1, {args.mode}, {args.model}{ranks}, listening on http://{args.host}:{server.server_address[1]}", flush=True)
     try:
         server.serve_forever()

@@ -16,6 +16,8 @@ from .data_parallel import DataParallel
 from .inference_client import load_lora_adapter, reload_weights
 from .loss import ppo_clip_loss, token_logprobs
 from .protocol import ProtocolError, Publish, Sample, TrainStep
+from .tiny_model import TinyCausalLM
+from .tree_attention import TreeLayout, additive_mask, pack_tries, path_logprobs, tree_inputs
 
 STATE_FILE = "trainer-state.json"
 
@@ -44,6 +46,9 @@ class TrainerSettings:
     #: dtype of published full weights (bf16 for inference engines; the tiny CPU model keeps fp32).
     publish_dtype: torch.dtype = torch.bfloat16
     gradient_checkpointing: bool = False
+    #: Micro-batches are prefix tries of at most `micro_batch_tokens` nodes, each scored in one forward
+    #: with a tree attention mask (tree_attention.py): a shared prefix is computed once, the step is the same.
+    prefix_tree: bool = False
 
 
 def micro_batches(samples: list[Sample], budget: int) -> list[list[Sample]]:
@@ -109,6 +114,11 @@ class TorchBackend:
             raise ValueError(f"mode must be lora or full, not {settings.mode}")
         if settings.kl_coef > 0 and settings.mode != "lora":
             raise ValueError("kl_coef needs a reference model: supported with LoRA (the base is the reference)")
+        self.sharded = parallel is not None and parallel.sharded
+        if self.sharded and settings.mode != "full":
+            raise ValueError("FSDP sharding is for full fine-tuning; LoRA's trainable weights fit one device")
+        #: The tiny model takes the tree's pair mask as booleans; a Hugging Face model as an additive 4D mask.
+        self.bool_pair_mask = isinstance(model, TinyCausalLM)
         self.trainable = [p for p in model.parameters() if p.requires_grad]
         # Trainable weights are kept in fp32 or wider (Adam state too); compute runs under bf16 autocast on GPU.
         for p in self.trainable:
@@ -118,7 +128,12 @@ class TorchBackend:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             if settings.mode == "lora":
                 model.enable_input_require_grads()
-        self.model = model.to(self.device)
+        if self.sharded:
+            assert parallel is not None
+            self.model = parallel.wrap_fsdp(model)
+            self.trainable = [p for p in self.model.parameters() if p.requires_grad]
+        else:
+            self.model = model.to(self.device)
         self.model.train()
         self.optimizer = torch.optim.AdamW(
             self.trainable, lr=settings.lr, betas=(settings.beta1, settings.beta2), weight_decay=settings.weight_decay
@@ -148,6 +163,36 @@ class TorchBackend:
             logits = self.model(input_ids=ids, attention_mask=attn, use_cache=False).logits
         return token_logprobs(logits, ids)
 
+    def _tree_logprobs(self, layout: TreeLayout) -> torch.Tensor:
+        ids, positions, allowed = tree_inputs(layout, self.device)
+        if self.bool_pair_mask:
+            mask = allowed
+        else:
+            mask = additive_mask(allowed, torch.bfloat16 if self.device.type == "cuda" else self.trainable[0].dtype)
+        with self._autocast():
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False).logits
+        return path_logprobs(logits[0], layout)
+
+    def _micro_batches(self, samples: list[Sample]) -> list[tuple[list[Sample], TreeLayout | None, float]]:
+        """This rank's passes: (samples, their trie or None for a flat padded batch, loss factor). Under FSDP
+        every rank makes as many passes as the busiest one (each pass gathers the shards): a rank with fewer
+        repeats the batch's first micro-batch with factor 0."""
+        s = self.settings
+        items: list[tuple[list[Sample], TreeLayout | None, float]]
+        if s.prefix_tree:
+            items = [(mb, layout, 1.0) for mb, layout in pack_tries(samples, s.micro_batch_tokens)]
+            size = lambda it: len(it[1].token_ids) ** 2  # noqa: E731  dense masked attention: nodes squared
+        else:
+            items = [(mb, None, 1.0) for mb in micro_batches(samples, s.micro_batch_tokens)]
+            size = lambda it: len(it[0]) * len(it[0][0].token_ids)  # noqa: E731
+        if self.parallel is None:
+            return items
+        mine = self.parallel.shard(items, size)
+        if not self.sharded:
+            return mine
+        filler = (items[0][0], items[0][1], 0.0)
+        return mine + [filler] * (self.parallel.most_per_rank(items, size) - len(mine))
+
     def train_step(self, step: TrainStep) -> dict:
         """`epochs` optimizer steps over the batch (as the embedded engine), one version move."""
         t0 = time.perf_counter()
@@ -157,25 +202,28 @@ class TorchBackend:
         for _ in range(s.epochs):
             self.optimizer.zero_grad(set_to_none=True)
             loss_sum = clipped = kl_sum = 0.0
-            batches = micro_batches(step.samples, s.micro_batch_tokens)
-            if self.parallel is not None:
-                batches = self.parallel.shard(batches, lambda mb: len(mb) * len(mb[0].token_ids))
-            for mb in batches:
+            # FSDP averages the gradients over the ranks; this scheme sums them (each loss is over the whole batch).
+            scale = (self.parallel.world if self.sharded and self.parallel is not None else 1) / total
+            for mb, layout, factor in self._micro_batches(step.samples):
                 ids, attn, mask, old, adv, w = self._collate(mb)
-                new = self._logprobs(ids, attn)
+                new = self._tree_logprobs(layout) if layout is not None else self._logprobs(ids, attn)
                 ref = None
                 if s.kl_coef > 0:
                     with torch.no_grad(), self.model.disable_adapter():
                         ref = self._logprobs(ids, attn)
                 parts = ppo_clip_loss(new, old, mask, adv, w, s.clip_eps, ref, s.kl_coef)
-                (parts.loss_sum / total).backward()
-                loss_sum += float(parts.loss_sum.detach())
-                clipped += parts.clipped
-                kl_sum += parts.kl_sum or 0.0
+                (parts.loss_sum * (scale * factor)).backward()
+                loss_sum += float(parts.loss_sum.detach()) * factor
+                clipped += parts.clipped * factor
+                kl_sum += (parts.kl_sum or 0.0) * factor
             if self.parallel is not None:
-                self.parallel.sum_gradients(self.trainable)
+                if not self.sharded:
+                    self.parallel.sum_gradients(self.trainable)
                 loss_sum, clipped, kl_sum = self.parallel.sum_floats([loss_sum, clipped, kl_sum])
-            norm = float(torch.nn.utils.clip_grad_norm_(self.trainable, s.grad_clip))
+            if self.sharded:
+                norm = float(self.model.clip_grad_norm_(s.grad_clip))
+            else:
+                norm = float(torch.nn.utils.clip_grad_norm_(self.trainable, s.grad_clip))
             if not math.isfinite(norm):
                 self.optimizer.zero_grad(set_to_none=True)
                 raise RuntimeError(f"gradient norm is {norm}; the step was not applied")
@@ -200,9 +248,22 @@ class TorchBackend:
             metrics["kl"] = kl / n
         return metrics
 
+    def gather_state(self) -> dict:
+        """The full model state dict. FSDP: a collective every rank joins; rank 0 gets the dict, the others {}."""
+        if self.sharded:
+            assert self.parallel is not None
+            return self.parallel.full_state_dict(self.model)
+        return self.model.state_dict()
+
+    def _refuse_checkpoint_when_sharded(self) -> None:
+        if self.sharded:
+            raise ProtocolError(
+                501, "not_implemented", "save and load of an FSDP-sharded trainer are not implemented (issue 23); publish works", "dir"
+            )
+
     @torch.no_grad()
     def score(self, token_ids: list[int]) -> list[float]:
-        """Log-probs of each token given the ones before it (index 0 is 0), for checks."""
+        """Log-probs of each token given the ones before it (index 0 is 0), for checks (one process only)."""
         ids = torch.tensor([token_ids], dtype=torch.long, device=self.device)
         return self._logprobs(ids, torch.ones_like(ids))[0].tolist()
 
@@ -219,7 +280,7 @@ class TorchBackend:
                     raise ProtocolError(502, "publish_failed", f"adapter written to {path}; {e}", "load_into") from e
             return {"mode": "lora", "version": self.version, "adapter_name": name, "adapter_path": path}
         path = os.path.abspath(os.path.join(self.settings.publish_dir, f"v{self.version}"))
-        state = {k: v.detach().to(self.settings.publish_dtype) for k, v in self.model.state_dict().items()}
+        state = {k: v.detach().to(self.settings.publish_dtype) for k, v in self.gather_state().items()}
         self.model.save_pretrained(path, state_dict=state)
         point_current_at(self.settings.publish_dir, path)
         for url in request.load_into:
@@ -230,6 +291,7 @@ class TorchBackend:
         return {"mode": "full", "version": self.version, "path": path}
 
     def save(self, directory: str) -> None:
+        self._refuse_checkpoint_when_sharded()
         os.makedirs(directory, exist_ok=True)
         self.model.save_pretrained(os.path.join(directory, "weights"))
         torch.save(self.optimizer.state_dict(), os.path.join(directory, "optimizer.pt"))
@@ -237,6 +299,7 @@ class TorchBackend:
             json.dump({"version": self.version, "steps": self.steps, "tokens_trained": self.tokens_trained, "mode": self.mode, "model": self.model_name}, f)
 
     def load(self, directory: str) -> None:
+        self._refuse_checkpoint_when_sharded()
         state_path = os.path.join(directory, STATE_FILE)
         if not os.path.exists(state_path):
             raise ProtocolError(404, "not_found", f"no checkpoint in {directory}", "dir")

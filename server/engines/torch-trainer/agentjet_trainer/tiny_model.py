@@ -73,6 +73,9 @@ def _allowed_pairs(attention_mask: torch.Tensor | None, b: int, n: int, device: 
 
 
 class TinyCausalLM(nn.Module):
+    #: The blocks FSDP wraps one by one (a Hugging Face model's attribute of the same name).
+    _no_split_modules = ["_Block"]
+
     def __init__(self, config: TinyConfig):
         super().__init__()
         if config.hidden_size % config.num_heads:

@@ -78,25 +78,85 @@ def tree_inputs(layout: TreeLayout, device: torch.device | str = "cpu") -> tuple
     return ids, positions, allowed.unsqueeze(0).to(device)
 
 
-def tree_logprobs(model: torch.nn.Module, layout: TreeLayout, device: torch.device | str = "cpu") -> torch.Tensor:
-    """[B, L] log-prob of each sample's token t given its path (column 0 and padding are 0), from one forward.
+def build_layout(samples: list[Sample]) -> TreeLayout:
+    """The trie of the samples' token ids, in sample order (server/training/prefix-tree.ts builds the same one)."""
+    ids: list[int] = []
+    parents: list[int] = []
+    children: dict[tuple[int, int], int] = {}
+    leaves: list[int] = []
+    for s in samples:
+        parent = -1
+        for tok in s.token_ids:
+            node = children.get((parent, tok))
+            if node is None:
+                node = len(ids)
+                ids.append(tok)
+                parents.append(parent)
+                children[(parent, tok)] = node
+            parent = node
+        leaves.append(parent)
+    return TreeLayout(ids, parents, leaves)
 
-    `model(input_ids, attention_mask, position_ids, use_cache)` must accept a [B, L, L] pair mask, as
-    `tiny_model.TinyCausalLM` does (a Hugging Face model takes the same mask in its 4D form).
-    """
-    ids, positions, allowed = tree_inputs(layout, device)
-    logits = model(input_ids=ids, attention_mask=allowed, position_ids=positions, use_cache=False).logits[0]
+
+def pack_tries(samples: list[Sample], max_nodes: int) -> list[tuple[list[Sample], TreeLayout]]:
+    """The batch as tries of at most `max_nodes` nodes (a longer sample gets one of its own), after ordering
+    the samples by their tokens so that samples sharing a prefix are neighbours (as `packPrefixTrees`)."""
+    groups: list[list[Sample]] = []
+    nodes = 0
+    prev: list[int] = []
+    for s in sorted(samples, key=lambda s: s.token_ids):
+        shared = 0
+        for a, b in zip(prev, s.token_ids):
+            if a != b:
+                break
+            shared += 1
+        added = len(s.token_ids) - shared
+        if groups and nodes + added <= max_nodes:
+            groups[-1].append(s)
+            nodes += added
+        else:
+            groups.append([s])
+            nodes = len(s.token_ids)
+        prev = s.token_ids
+    return [(g, build_layout(g)) for g in groups]
+
+
+def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """[B, L, L] booleans -> [B, 1, L, L] of 0 (may attend) and dtype's minimum: the custom 4D mask a
+    Hugging Face model takes (the form every transformers version since 4.38 reads the same way)."""
+    zero = torch.zeros((), dtype=dtype, device=allowed.device)
+    return torch.where(allowed, zero, torch.finfo(dtype).min).unsqueeze(1)
+
+
+def path_logprobs(logits: torch.Tensor, layout: TreeLayout) -> torch.Tensor:
+    """[N, V] node logits -> [B, L] log-prob of each sample's token t given its path (column 0 and padding are 0)."""
     # At least float32 (as `loss.token_logprobs`); float64 stays float64.
     logits = logits if logits.dtype == torch.float64 else logits.float()
-    parents = torch.tensor(layout.parents, dtype=torch.long, device=logits.device)
+    device = logits.device
+    parents = torch.tensor(layout.parents, dtype=torch.long, device=device)
+    tokens = torch.tensor(layout.token_ids, dtype=torch.long, device=device)
     has_parent = parents >= 0
     # Node i's token is scored by its parent's row (the token before it on every path through it).
-    rows = logits[parents.clamp(min=0)]
-    node_lp = rows.gather(-1, ids[0].unsqueeze(-1)).squeeze(-1) - torch.logsumexp(rows, dim=-1)
+    rows = parents.clamp(min=0)
+    node_lp = logits[rows, tokens] - torch.logsumexp(logits, dim=-1)[rows]
     node_lp = torch.where(has_parent, node_lp, torch.zeros_like(node_lp))
     paths = [tree_path(layout, k) for k in range(len(layout.leaves))]
     width = max(len(p) for p in paths)
-    index = torch.tensor([p + [p[0]] * (width - len(p)) for p in paths], dtype=torch.long, device=logits.device)
-    valid = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in paths], dtype=torch.bool, device=logits.device)
+    index = torch.tensor([p + [p[0]] * (width - len(p)) for p in paths], dtype=torch.long, device=device)
+    valid = torch.tensor([[1] * len(p) + [0] * (width - len(p)) for p in paths], dtype=torch.bool, device=device)
     gathered = node_lp[index]
     return torch.where(valid, gathered, torch.zeros_like(gathered))
+
+
+def tree_logprobs(
+    model: torch.nn.Module, layout: TreeLayout, device: torch.device | str = "cpu", mask_dtype: torch.dtype | None = None
+) -> torch.Tensor:
+    """[B, L] log-prob of each sample's token t given its path (column 0 and padding are 0), from one forward.
+
+    The model gets the pair mask as [1, L, L] booleans (`tiny_model.TinyCausalLM`), or with `mask_dtype`
+    as a Hugging Face model's additive [1, 1, L, L] mask of that dtype (the attention's compute dtype).
+    """
+    ids, positions, allowed = tree_inputs(layout, device)
+    mask = allowed if mask_dtype is None else additive_mask(allowed, mask_dtype)
+    logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False).logits[0]
+    return path_logprobs(logits, layout)

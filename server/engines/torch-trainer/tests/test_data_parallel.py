@@ -48,5 +48,58 @@ class DataParallelTest(unittest.TestCase):
             self.assertAlmostEqual(a, b, places=4)
 
 
+class _FakeShardedGroup:
+    """Rank `rank` of a two-rank FSDP group, without torch.distributed: what the backend asks of it."""
+
+    def __init__(self, rank):
+        from agentjet_trainer.data_parallel import DataParallel
+
+        self.rank, self.world, self.sharded = rank, 2, True
+        self._assign = lambda items, size: DataParallel._assign(self, items, size)
+        self.shard = lambda items, size: DataParallel.shard(self, items, size)
+        self.most_per_rank = lambda items, size: DataParallel.most_per_rank(self, items, size)
+
+    def wrap_fsdp(self, model):
+        return model
+
+
+@unittest.skipIf(REASON is not None, REASON or "")
+class FsdpTest(unittest.TestCase):
+    def test_fsdp_is_refused_on_cpu_and_on_old_torch_with_the_reason(self):
+        from agentjet_trainer.data_parallel import FsdpUnavailable, check_fsdp
+
+        with self.assertRaises(FsdpUnavailable) as e:
+            check_fsdp("cpu")
+        self.assertIn("CUDA GPUs only", str(e.exception))
+        self.assertIn("torch 1.13", str(e.exception))
+        self.assertEqual(e.exception.code, "AJ_ERR_FSDP_UNAVAILABLE")
+        with self.assertRaises(FsdpUnavailable):
+            check_fsdp("cuda", "1.13.0a0")
+        check_fsdp("cuda:1", "2.4.1+cu121")
+
+    def test_the_cli_names_the_reason_on_cpu(self):
+        r = subprocess.run(
+            [sys.executable, "-m", "agentjet_trainer", "--model", "agentjet-tiny", "--device", "cpu", "--mode", "full", "--shard", "fsdp"],
+            cwd=os.path.dirname(HERE),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("--shard fsdp runs on CUDA GPUs only", r.stderr)
+
+    def test_every_fsdp_rank_makes_the_same_passes_a_short_one_with_weight_zero(self):
+        from tests.tiny import batch, step_of, tiny_backend
+
+        samples = step_of(batch(3, seed=2)).samples
+        for rank in (0, 1):
+            backend = tiny_backend(parallel=_FakeShardedGroup(rank), micro_batch_tokens=4096)
+            passes = backend._micro_batches(samples)
+            # One micro-batch in all: rank 0 trains it, rank 1 repeats it with factor 0 so both gather the shards once.
+            self.assertEqual(len(passes), 1)
+            self.assertEqual(passes[0][2], 1.0 if rank == 0 else 0.0)
+            self.assertEqual(len(passes[0][0]), 3)
+
+
 if __name__ == "__main__":
     unittest.main()

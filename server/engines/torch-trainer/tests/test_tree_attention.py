@@ -117,6 +117,61 @@ class TreeAttentionTest(unittest.TestCase):
             for name, g in flat_grads.items():
                 self.assertTrue(torch.allclose(tree_grads[name], g, atol=1e-10, rtol=1e-8), f"seed {seed}: {name}")
 
+    def test_tries_hold_the_batch_within_the_node_budget_and_put_shared_prefixes_together(self):
+        from agentjet_trainer.tree_attention import build_layout, pack_tries, tree_path
+
+        for seed in range(12):
+            samples = branching_samples(random.Random(seed), 13)
+            self.assertEqual(build_layout(samples), layout_of(samples))
+            budget = 12
+            packs = pack_tries(samples, budget)
+            self.assertEqual(sorted(id(s) for mb, _ in packs for s in mb), sorted(id(s) for s in samples))
+            for mb, layout in packs:
+                self.assertTrue(len(layout.token_ids) <= budget or len(mb) == 1, f"seed {seed}")
+                for k, s in enumerate(mb):
+                    self.assertEqual([layout.token_ids[n] for n in tree_path(layout, k)], s.token_ids)
+        # Two branches of one prompt share a trie (and its prompt nodes) even when another sample comes between them.
+        from agentjet_trainer.protocol import Sample
+
+        def sample(ids):
+            return Sample(ids, [0] + [1] * (len(ids) - 1), [0.0] + [-1.0] * (len(ids) - 1), 1.0, 1.0)
+
+        packs = pack_tries([sample([1, 2, 3, 4]), sample([9, 9]), sample([1, 2, 3, 5])], 6)
+        self.assertEqual([len(layout.token_ids) for _, layout in packs], [5, 2])
+
+    def test_a_prefix_tree_step_is_the_flat_step(self):
+        import torch
+
+        from agentjet_trainer.protocol import TrainStep
+        from tests.tiny import VOCAB, tiny_backend
+
+        rng = random.Random(3)
+        samples = [s for _ in range(3) for s in branching_samples(rng, VOCAB)]
+        flat = tiny_backend(micro_batch_tokens=48, dtype=torch.float64)
+        tree = tiny_backend(micro_batch_tokens=48, dtype=torch.float64, prefix_tree=True)
+        for v in range(2):
+            mf = flat.train_step(TrainStep(v, samples))
+            mt = tree.train_step(TrainStep(v, samples))
+            self.assertAlmostEqual(mt["loss"], mf["loss"], places=10)
+            self.assertAlmostEqual(mt["grad_norm"], mf["grad_norm"], places=8)
+            self.assertEqual(mt["tokens"], mf["tokens"])
+        moved = max(float((a - b).abs().max()) for a, b in zip(flat.trainable, tiny_backend(dtype=torch.float64).trainable))
+        self.assertGreater(moved, 1e-3)
+        for a, b in zip(flat.trainable, tree.trainable):
+            self.assertTrue(torch.allclose(a, b, atol=1e-9, rtol=0))
+
+    def test_a_hugging_face_model_gets_the_additive_4d_mask(self):
+        import torch
+
+        from agentjet_trainer.tree_attention import TreeLayout, additive_mask, tree_inputs
+
+        _, _, allowed = tree_inputs(TreeLayout([5, 6, 7], [-1, 0, 0], [1, 2]))
+        mask = additive_mask(allowed, torch.bfloat16)
+        self.assertEqual(tuple(mask.shape), (1, 1, 3, 3))
+        self.assertEqual(mask.dtype, torch.bfloat16)
+        self.assertEqual((mask[0, 0] == 0).tolist(), allowed[0].tolist())
+        self.assertEqual(float(mask[0, 0, 1, 2]), torch.finfo(torch.bfloat16).min)
+
     def test_a_tree_that_does_not_reproduce_the_samples_is_refused(self):
         from agentjet_trainer.protocol import ProtocolError, Sample
         from agentjet_trainer.tree_attention import parse_tree
