@@ -16,7 +16,7 @@ export const ConversationInputSchema = z
   );
 
 export const OnnxPartSchema = z.object({
-  name: z.string().regex(PART_NAME, "lower-case letters, digits and '-'"),
+  name: z.string().regex(PART_NAME, "lower-case letters, digits and '-'").describe("The part's name: its key in `combine` and its column in the report"),
   kind: z.literal("onnx"),
   model: z.string().min(1).describe("The .onnx file: input `[N, V]` float32 features, output `[N, 1]` (or `[N]`) float32 scores"),
   tokenizer: z
@@ -54,7 +54,7 @@ export const VerdictSchema = z.discriminatedUnion("kind", [
 export type Verdict = z.infer<typeof VerdictSchema>;
 
 export const JudgePartSchema = z.object({
-  name: z.string().regex(PART_NAME, "lower-case letters, digits and '-'"),
+  name: z.string().regex(PART_NAME, "lower-case letters, digits and '-'").describe("The part's name: its key in `combine` and its column in the report"),
   kind: z.literal("judge"),
   model: z.string().min(1).describe("The judge model's name at its endpoint"),
   baseUrl: z
@@ -106,8 +106,13 @@ export type Combine = z.infer<typeof CombineSchema>;
 
 export const RewardModelsSchema = z
   .object({
-    parts: z.array(RewardPartSchema).min(1),
-    combine: CombineSchema.default({ kind: "sum", weights: {} }),
+    parts: z
+      .array(RewardPartSchema)
+      .min(1)
+      .describe("The reward parts, each named: `kind: onnx` (a reward model run on the client) or `kind: judge` (an LLM judge at an OpenAI-compatible endpoint)"),
+    combine: CombineSchema.default({ kind: "sum", weights: {} }).describe(
+      "How the parts and the environment's own reward (`env`) make the episode's reward: `sum` (weighted) or `gate` (one part opens the gate, another is the reward)",
+    ),
   })
   .superRefine((spec, ctx) => {
     const names = new Set<string>(["env"]);

@@ -21,6 +21,8 @@ type Schema = {
   additionalProperties?: Schema | boolean;
   items?: Schema;
   anyOf?: Schema[];
+  /** zod's discriminated unions. */
+  oneOf?: Schema[];
   enum?: unknown[];
   const?: unknown;
   default?: unknown;
@@ -36,8 +38,12 @@ function jsonSchema(schema: z.ZodType): Schema {
 function typeOf(s: Schema): string {
   if (s.enum) return s.enum.map((e) => `\`${JSON.stringify(e)}\``).join(" \\| ");
   if (s.const !== undefined) return `\`${JSON.stringify(s.const)}\``;
-  if (s.anyOf) return s.anyOf.map((alt) => (alt.properties ? `{ ${Object.keys(alt.properties).join(", ")} }` : typeOf(alt))).join(" \\| ");
-  if (s.type === "array") return `${s.items ? typeOf(s.items) : "any"}[]`;
+  const alternatives = s.anyOf ?? s.oneOf;
+  if (alternatives) return alternatives.map((alt) => (alt.properties ? `{ ${Object.keys(alt.properties).join(", ")} }` : typeOf(alt))).join(" \\| ");
+  if (s.type === "array") {
+    const item = s.items ? typeOf(s.items) : "any";
+    return item.includes(" \\| ") ? `(${item})[]` : `${item}[]`;
+  }
   if (s.type === "object" && !s.properties && typeof s.additionalProperties === "object") return `map of ${typeOf(s.additionalProperties)}`;
   if (s.properties) return "object";
   return Array.isArray(s.type) ? s.type.join(" \\| ") : (s.type ?? "any");
@@ -46,12 +52,12 @@ function typeOf(s: Schema): string {
 const cell = (text: string): string => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 /** One table row per field, nested fields as dotted paths; a map of objects as `<key>`, an array of objects as `[]`. */
-function rows(s: Schema, path: string, required: boolean | "one of", out: string[]): void {
+function rows(s: Schema, path: string, required: boolean | "one of", out: string[], note = ""): void {
   if (path) {
     const def = s.default === undefined ? (required === "one of" ? "one of" : required ? "required" : "") : `\`${JSON.stringify(s.default)}\``;
-    out.push(`| \`${path}\` | ${typeOf(s)} | ${def.length > 40 ? "(see fields)" : def} | ${cell(s.description ?? "")} |`);
+    out.push(`| \`${path}\` | ${typeOf(s)} | ${def.length > 40 ? "(see fields)" : def} | ${cell(note + (s.description ?? ""))} |`);
   }
-  const child = (sub: Schema, p: string, req: boolean | "one of"): void => rows(sub, p, req, out);
+  const child = (sub: Schema, p: string, req: boolean | "one of", n = ""): void => rows(sub, p, req, out, n);
   if (s.properties) for (const [k, v] of Object.entries(s.properties)) child(v, path ? `${path}.${k}` : k, s.required?.includes(k) ?? false);
   if (!s.properties && typeof s.additionalProperties === "object") {
     const value = s.additionalProperties;
@@ -59,6 +65,17 @@ function rows(s: Schema, path: string, required: boolean | "one of", out: string
     for (const alt of value.anyOf ?? []) for (const [k, v] of Object.entries(alt.properties ?? {})) child(v, `${path}.<key>.${k}`, "one of");
   }
   if (s.type === "array" && s.items?.properties) for (const [k, v] of Object.entries(s.items.properties)) child(v, `${path}[].${k}`, s.items.required?.includes(k) ?? false);
+  // A union of objects (an array's items or the field itself): each alternative's fields, under its `kind`.
+  const alternatives = (s.type === "array" ? (s.items?.oneOf ?? s.items?.anyOf) : (s.oneOf ?? s.anyOf)) ?? [];
+  const at = s.type === "array" ? `${path}[]` : path;
+  for (const alt of alternatives) {
+    const kind = alt.properties?.["kind"]?.const;
+    for (const [k, v] of Object.entries(alt.properties ?? {})) {
+      if (k === "kind") continue;
+      if (kind === undefined) child(v, `${at}.${k}`, "one of");
+      else child(v, `${at}.${k}`, alt.required?.includes(k) ?? false, `(kind \`${JSON.stringify(kind)}\`) `);
+    }
+  }
 }
 
 function table(schema: z.ZodType): string[] {
