@@ -31,7 +31,9 @@ metrics.jsonl (one JSON event per line), checkpoints/ and report.html with plots
 
 Ctrl-C stops cleanly: in-flight episodes are aborted (finished ones stay in run.db), a checkpoint is
 written, and --resume <run-dir> continues with the same scheduler state and weight versions. A second
-Ctrl-C exits at once.
+Ctrl-C exits at once. From a script, signal the process group (kill -INT -<pgid>) or run
+node_modules/.bin/agentjet: \`npx\` runs the command through a shell that does not pass on a SIGINT
+sent to npx's own pid.
 
 Options:
   --example <name>   Run a shipped config (examples/<name>.yaml): ${listExamples().join(", ") || "(none found)"}.
