@@ -24,22 +24,6 @@ describe("agentjet train: the example configs run end to end on CPU", () => {
     }
   });
 
-  it("werewolves-shared: every decision of the untrained wolves is legal (the observation's JSON schema constrains decoding through the real server)", { timeout: 300_000 }, async () => {
-    const config = await exampleConfig("werewolves-shared");
-    config.run.steps = 1;
-    config.eval = { ...config.eval, every: 1, tasks: 3, modes: ["sampled"] };
-    const project = tempDir("train-werewolves-legal");
-    const result = await runTraining({ config, runDir: join(project, "run"), projectDir: project, port: 0, progress: quiet, report: false });
-    expect(result.reason).toBe("done");
-    const evals = readEvents(join(project, "run")).flatMap((e) => (e.type === "eval" ? [e] : []));
-    // Step 0 is the untrained model: random weights, yet no invalid reply and no fallback.
-    expect(evals.map((e) => e.step)).toEqual([0, 1]);
-    for (const e of evals) {
-      expect(e.decisions!.total).toBeGreaterThan(10);
-      expect(e.decisions).toMatchObject({ invalid: 0, fallbacks: 0 });
-    }
-  });
-
   it("cpu-cocktail: a short warm-start and two RL steps on arith mixed with countdown; both environments in every step and evaluation", { timeout: 300_000 }, async () => {
     const config = await exampleConfig("cpu-cocktail");
     config.run.steps = 2;
