@@ -9,6 +9,7 @@ import { runSweep, type SweepResult } from "../../sweep/run-sweep.ts";
 import { loadSweepFile } from "../../sweep/sweep-file.ts";
 import { buildSweepReport } from "../../sweep/sweep-report.ts";
 import { type Command, EXIT } from "../command.ts";
+import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `Usage: agentjet sweep <sweep.yaml> [options]
        agentjet sweep --resume <campaign-dir> [options]
@@ -133,32 +134,26 @@ async function report(dir: string, json: boolean): Promise<number> {
   return EXIT.ok;
 }
 
-/** Runs the campaign with Ctrl-C wired: the first stops cleanly, a second (past the terminal's echo of the first) at once. */
+/** Runs the campaign with Ctrl-C wired: the first stops cleanly, a second (not the terminal's echo of the first) at once. */
 async function runWithSignals(run: (signal: AbortSignal, force: AbortSignal) => Promise<SweepResult>, out: Output): Promise<number> {
   const stop = new AbortController();
   const force = new AbortController();
-  let firstAt = 0;
-  const onSignal = (): void => {
-    // A Ctrl-C reaches both bin/agentjet.js (which passes it on) and this process: one keypress, two signals.
-    if (stop.signal.aborted && Date.now() - firstAt < 1000) return;
-    if (stop.signal.aborted) {
+  const stopListening = onInterrupt(
+    () => {
+      process.stderr.write("\nagentjet sweep: stopping cleanly (running runs checkpoint and stop); Ctrl-C again to stop them at once\n");
+      stop.abort();
+    },
+    () => {
       process.stderr.write("agentjet sweep: stopping the runs at once\n");
       force.abort();
-      return;
-    }
-    firstAt = Date.now();
-    process.stderr.write("\nagentjet sweep: stopping cleanly (running runs checkpoint and stop); Ctrl-C again to stop them at once\n");
-    stop.abort();
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+    },
+  );
   try {
     const result = await run(stop.signal, force.signal);
     out.emit({ event: "sweep-end", reason: result.reason, summary: result.summary });
     return result.reason === "done" ? EXIT.ok : result.reason === "interrupted" ? EXIT.interrupted : EXIT.failure;
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    stopListening();
   }
 }
 
