@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
-import { cpus, loadavg } from "node:os";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 import { buildServer } from "../server/app/build-server.ts";
 import { RunConfigSchema } from "../server/config/run-config.ts";
 import { createZeroLatencyEngine } from "../server/engines/zero-latency.ts";
@@ -8,7 +10,7 @@ import { type Bench, fmt, quantile } from "./harness.ts";
 
 /**
  * The proxy's own overhead: a chat completion against the zero-latency engine (a test double with no
- * model), over a real loopback socket with keep-alive, recorded to SQLite like any call. What is left is
+ * model), over a real loopback socket with keep-alive, recorded to a run.db file like any call. What is left is
  * HTTP, validation, templating, tokenizing, the tracker's write and the response. The load generator is a
  * separate Node process (as users meet the server), so it shares neither the event loop nor the heap.
  */
@@ -17,7 +19,8 @@ const tok = createEmbeddedTokenizer();
 const REPLY = tok.encode("The answer is 42.<|im_end|>");
 
 // Plain JS for the load process (no TypeScript loader there): `concurrency` loops, one episode key each.
-// Its job arrives on stdin as JSON; its result leaves on stdout as JSON.
+// Its job arrives on stdin as JSON; its result leaves on stdout as JSON. Throughput counts from the first
+// call after the warm-up (JIT compilation of the proxy's path is not its steady-state cost).
 const CLIENT = `
 const http = require("node:http");
 let input = "";
@@ -35,16 +38,17 @@ const post = (key) => new Promise((resolve, reject) => {
 (async () => {
   const latencies = [];
   let next = 0;
+  let t0 = 0;
   const worker = async (key) => {
     while (next < total + warmup) {
       const i = next++;
+      if (i === warmup) t0 = performance.now();
       const t = performance.now();
       const status = await post(key);
       if (status !== 200) throw new Error("status " + status);
       if (i >= warmup) latencies.push(performance.now() - t);
     }
   };
-  const t0 = performance.now();
   await Promise.all(keys.map(worker));
   const seconds = (performance.now() - t0) / 1000;
   agent.destroy();
@@ -98,7 +102,8 @@ async function measure(concurrency: number, total: number, path: string, log: (l
     environments: [{ name: "bench", roles: { solver: "main" } }],
     sampling: { maxTokens: 64 },
   });
-  const app = await buildServer({ config, dbPath: ":memory:", keySecret: "bench", reclaimTimer: false, engines: { main: createZeroLatencyEngine({ defaultIds: REPLY }) } });
+  const dir = mkdtempSync(join(tmpdir(), "aj-proxy-bench-"));
+  const app = await buildServer({ config, dbPath: join(dir, "run.db"), keySecret: "bench", reclaimTimer: false, engines: { main: createZeroLatencyEngine({ defaultIds: REPLY }) } });
   app.post("/bench/baseline", { config: { auth: "public" } }, async () => CANNED);
   await app.listen({ host: "127.0.0.1", port: 0 });
   const port = (app.server.address() as { port: number }).port;
@@ -120,7 +125,8 @@ async function measure(concurrency: number, total: number, path: string, log: (l
   const warmup = Math.min(500, Math.floor(total / 5));
   const result = await runClient({ port, keys, body, total, warmup, path });
   await app.close();
-  const rps = (total + warmup) / result.seconds;
+  rmSync(dir, { recursive: true, force: true });
+  const rps = total / result.seconds;
   const mean = result.latencies.reduce((a, b) => a + b, 0) / result.latencies.length;
   log(`${path} concurrency ${concurrency}: ${result.latencies.length} calls, ${fmt(rps)} req/s`);
   return { p50: quantile(result.latencies, 0.5), p99: quantile(result.latencies, 0.99), rps, n: result.latencies.length, mean };
@@ -129,6 +135,15 @@ async function measure(concurrency: number, total: number, path: string, log: (l
 export const bench: Bench = {
   name: "proxy",
   async run({ quick, log }) {
+    // Profiling mode: only `route` at one concurrency, so a `node --cpu-prof` of this (the server's) process
+    // holds the request path and little else. BENCH_PROXY_PROFILE=<concurrency>[:<calls>][:baseline].
+    const profile = process.env.BENCH_PROXY_PROFILE;
+    if (profile) {
+      const [c, calls, route] = profile.split(":");
+      const path = route === "baseline" ? "/bench/baseline" : "/v1/chat/completions";
+      const m = await measure(Number(c), Number(calls || 20_000), path, log);
+      return [{ title: `Profile run: ${path} at concurrency ${c}`, columns: ["calls", "p50 ms", "req/s"], rows: [[m.n, fmt(m.p50), fmt(m.rps)]] }];
+    }
     const total = quick ? 500 : 5000;
     const rows: Array<Array<string | number>> = [];
     const notes: string[] = [];

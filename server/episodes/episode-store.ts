@@ -412,7 +412,7 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
     },
     close() {
       if (timer) clearInterval(timer);
-      tracker.flush();
+      tracker.close();
     },
   };
 

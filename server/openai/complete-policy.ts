@@ -20,6 +20,8 @@ export interface PolicyCall {
   episodeId: string;
   agentId: string;
   attempt: number;
+  /** The episode's sampling seed (deterministic mode), as the key's authorization read it; null otherwise. */
+  samplingSeed: number | null;
   request: GenerationRequest;
   /** The request's messages exactly as received, for the record. */
   rawMessages: unknown[];
@@ -189,7 +191,7 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
   if (constraint?.guided) base.guided = constraint.guided;
   sink?.start({ ...head, version: engine.version() });
   // Deterministic mode: a call that brings no seed samples with one from (episode, agent, call index).
-  const episodeSeed = request.seed === undefined ? (store.get(call.episodeId)?.samplingSeed ?? null) : null;
+  const episodeSeed = request.seed === undefined ? call.samplingSeed : null;
   const callIndex = store.tracker.callsOfAgent(call.episodeId, call.agentId).length;
 
   const generateChoice = async (index: number): Promise<ChoiceOutput> => {

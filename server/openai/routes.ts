@@ -62,7 +62,7 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     if (auth.binding.kind === "policy") {
       const policy = ctx.policies.get(auth.binding.target);
       if (!policy) throw new HttpError(404, "AJ_ERR_POLICY_NOT_FOUND", `no policy '${auth.binding.target}'`);
-      return completeWithPolicy({ ...common, policy, sampling: ctx.sampling }, sink);
+      return completeWithPolicy({ ...common, samplingSeed: auth.episode.samplingSeed, policy, sampling: ctx.sampling }, sink);
     }
     const model = ctx.frozen.get(auth.binding.target);
     if (!model) throw new HttpError(404, "AJ_ERR_FROZEN_NOT_FOUND", `no frozen model '${auth.binding.target}'`);

@@ -1,5 +1,6 @@
 import type { RunDb } from "../db/run-db.ts";
 import type { CallRecord } from "./call-record.ts";
+import { createCallWriter } from "./call-writer.ts";
 
 export interface TrackedCall extends CallRecord {
   /** False for frozen-model calls: kept for logs, never trained. */
@@ -25,8 +26,10 @@ export interface Tracker {
   discard(episodeId: string): void;
   /** Drops the in-memory copy of a finished episode; the database keeps it. */
   release(episodeId: string): void;
-  /** Writes pending records now (they are otherwise written in batches, every FLUSH_MS). */
+  /** Writes pending records now and returns once they are committed (they are otherwise written in batches, every FLUSH_MS). */
   flush(): void;
+  /** Flushes, then stops the writer thread (the store's close, before the database closes). */
+  close(): void;
 }
 
 interface CallRow {
@@ -84,43 +87,30 @@ const NO_GENERATIONS: ReadonlyMap<string, readonly number[]> = new Map();
 
 export function createTracker(db: RunDb): Tracker {
   const live = new Map<string, Map<string, LiveAgent>>();
-  const insert = db.prepare(
-    `INSERT INTO calls (call_id, episode_id, agent_id, policy, trainable, seq, messages, tools, segments, header_ids,
-       output_ids, output_logprobs, output_text, finish_reason, version, started_at, latency_ms)
-     VALUES (@callId, @episodeId, @agentId, @policy, @trainable, @seq, @messages, @tools, @segments, @headerIds,
-       @outputIds, @outputLogprobs, @outputText, @finishReason, @version, @startedAt, @latencyMs)`,
-  );
   const selectEpisode = db.prepare<[string], CallRow>("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq");
   const deleteEpisode = db.prepare<[string]>("DELETE FROM calls WHERE episode_id = ?");
   // Calls are written in batches off the response's path: one transaction every FLUSH_MS (or at
-  // FLUSH_CALLS pending calls), and at once when an episode ends or is discarded, when the database is
-  // read for an episode no longer in memory, and on close. A live episode's calls are read from memory,
-  // so a batch never delays a reader. Crash safety: what a crash can lose is the last FLUSH_MS of calls,
-  // and only of episodes still live (an ended episode's calls are written before its end is answered);
-  // a restarted run re-runs live episodes rather than resuming them, so those calls were not needed.
+  // FLUSH_CALLS pending calls), committed on the writer thread (a file database; `call-writer.ts`), so
+  // serializing and inserting them costs the event loop only the hand-over. At once, and waited for, when
+  // an episode ends or is discarded, when the database is read for an episode no longer in memory, and on
+  // close. A live episode's calls are read from memory, so a batch never delays a reader. Crash safety:
+  // what a crash can lose is the last FLUSH_MS of calls plus a batch being committed, and only of
+  // episodes still live (an ended episode's calls are committed before its end is answered); a restarted
+  // run re-runs live episodes rather than resuming them, so those calls were not needed.
+  const writer = createCallWriter(db);
   let pending: TrackedCall[] = [];
   let timer: NodeJS.Timeout | null = null;
-  const writeAll = db.transaction((calls: readonly TrackedCall[]) => {
-    for (const call of calls) {
-      insert.run({
-        ...call,
-        trainable: call.trainable ? 1 : 0,
-        messages: JSON.stringify(call.messages),
-        tools: call.tools === null ? null : JSON.stringify(call.tools),
-        segments: JSON.stringify(call.segments),
-        headerIds: JSON.stringify(call.headerIds),
-        outputIds: JSON.stringify(call.outputIds),
-        outputLogprobs: JSON.stringify(call.outputLogprobs),
-      });
-    }
-  });
-  const flush = (): void => {
+  const send = (): void => {
     if (timer !== null) clearTimeout(timer);
     timer = null;
     if (pending.length === 0 || !db.open) return;
     const calls = pending;
     pending = [];
-    writeAll(calls);
+    writer.write(calls);
+  };
+  const flush = (): void => {
+    send();
+    writer.sync();
   };
 
   const callsOf = (episodeId: string): TrackedCall[] => {
@@ -135,9 +125,9 @@ export function createTracker(db: RunDb): Tracker {
   return {
     record(call) {
       pending.push(call);
-      if (pending.length >= FLUSH_CALLS) flush();
+      if (pending.length >= FLUSH_CALLS) send();
       else if (timer === null) {
-        timer = setTimeout(flush, FLUSH_MS);
+        timer = setTimeout(send, FLUSH_MS);
         // an idle process is not kept alive for a batch: close and the episode's end flush it
         timer.unref();
       }
@@ -167,5 +157,9 @@ export function createTracker(db: RunDb): Tracker {
       live.delete(episodeId);
     },
     flush,
+    close() {
+      flush();
+      writer.close();
+    },
   };
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openRunDb } from "../../../server/db/run-db.ts";
 import { createTracker, type TrackedCall } from "../../../server/tracker/tracker.ts";
@@ -59,5 +62,54 @@ describe("call tracker: writes off the request path, nothing lost", () => {
     tracker.record(call("e1", 512));
     expect(count()).toBe(513);
     db.close();
+  });
+
+  it("on a file, commits on the writer thread: the same rows, committed before release and flush return", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
+    try {
+      const db = openRunDb(join(dir, "run.db"));
+      const mem = openRunDb(":memory:");
+      const tracker = createTracker(db);
+      const reference = createTracker(mem);
+      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY episode_id, seq").all();
+      for (let i = 0; i < 600; i++) {
+        tracker.record(call("e1", i));
+        reference.record(call("e1", i));
+      }
+      tracker.record(call("e2", 0));
+      reference.record(call("e2", 0));
+      // a full batch went to the thread: not committed on the event loop's turn
+      expect((db.prepare("SELECT COUNT(*) AS n FROM calls").get() as { n: number }).n).toBe(0);
+      tracker.release("e1");
+      reference.release("e1");
+      expect(rows(db)).toEqual(rows(mem));
+      expect(rows(db)).toHaveLength(601);
+      // a released episode reads back from the database
+      expect(tracker.callsOf("e1").map((c) => c.seq)).toEqual(Array.from({ length: 600 }, (_, i) => i));
+      // the timer's batch, then close: committed
+      tracker.record(call("e3", 0));
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      tracker.close();
+      expect((db.prepare("SELECT COUNT(*) AS n FROM calls WHERE episode_id = 'e3'").get() as { n: number }).n).toBe(1);
+      db.close();
+      mem.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a batch the writer thread cannot commit fails the next flush with the database's reason", () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
+    try {
+      const db = openRunDb(join(dir, "run.db"));
+      const tracker = createTracker(db);
+      tracker.record(call("e1", 0));
+      tracker.flush();
+      tracker.record(call("e1", 0)); // the same call id again
+      expect(() => tracker.flush()).toThrow(/UNIQUE constraint failed/);
+      db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,117 @@
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { buildSync } from "esbuild";
+import type { RunDb } from "../db/run-db.ts";
+import { INSERT_CALL, toCallRow } from "./call-rows.ts";
+import type { TrackedCall } from "./tracker.ts";
+import type { WriterBatch, WriterThreadData } from "./writer-thread.ts";
+
+/** Writes batches of calls to `calls`. */
+export interface CallWriter {
+  /** Hands a batch over; on a file database it is committed on the writer thread, later. */
+  write(calls: TrackedCall[]): void;
+  /** Returns once every batch handed over is committed; throws what made one fail. */
+  sync(): void;
+  /** Syncs, then stops the writer thread. */
+  close(): void;
+}
+
+/** How long `sync` waits for the writer thread before it says the thread is gone. */
+const SYNC_TIMEOUT_MS = 60_000;
+
+const require = createRequire(import.meta.url);
+const WORKER_SOURCES = ["./writer-thread.ts", "./call-rows.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url)));
+
+/**
+ * Worker threads start without the parent's TypeScript loader (tsx, vitest): the writer thread is bundled
+ * once to a plain module in the temp folder, keyed by its sources (it loads better-sqlite3 by the path it is given).
+ */
+function writerFile(): string {
+  const hash = createHash("sha256");
+  for (const f of WORKER_SOURCES) hash.update(readFileSync(f));
+  const out = join(tmpdir(), `agentjet-call-writer-${hash.digest("hex").slice(0, 16)}.mjs`);
+  if (existsSync(out)) return out;
+  const result = buildSync({
+    entryPoints: [WORKER_SOURCES[0]!],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    write: false,
+    logLevel: "silent",
+  });
+  const tmp = `${out}.${process.pid}.tmp`;
+  writeFileSync(tmp, result.outputFiles[0]!.text);
+  renameSync(tmp, out);
+  return out;
+}
+
+function inThreadWriter(db: RunDb): CallWriter {
+  const insert = db.prepare(INSERT_CALL);
+  const writeAll = db.transaction((calls: readonly TrackedCall[]) => {
+    for (const call of calls) insert.run(toCallRow(call));
+  });
+  return {
+    write(calls) {
+      if (db.open) writeAll(calls);
+    },
+    sync() {},
+    close() {},
+  };
+}
+
+/**
+ * The writer for the run's database: on a file, a thread with its own connection commits each batch, so
+ * serializing and inserting calls leaves the event loop; an in-memory database (tests) is written in
+ * place. The thread starts with the first batch and never keeps the process alive.
+ */
+export function createCallWriter(db: RunDb): CallWriter {
+  if (db.memory || db.readonly) return inThreadWriter(db);
+  const state = new Int32Array(new SharedArrayBuffer(8));
+  const failure = new Uint8Array(new SharedArrayBuffer(1024));
+  let worker: Worker | null = null;
+  let sent = 0;
+
+  const check = (): void => {
+    if (Atomics.load(state, 1) === 0) return;
+    const message = new TextDecoder().decode(failure).replace(/\0+$/, "");
+    throw new Error(`recording calls to ${db.name} failed: ${message}`);
+  };
+  const sync = (): void => {
+    const deadline = Date.now() + SYNC_TIMEOUT_MS;
+    for (let done = Atomics.load(state, 0); done < sent; done = Atomics.load(state, 0)) {
+      if (Date.now() > deadline) throw new Error(`recording calls to ${db.name}: the writer thread did not answer in ${SYNC_TIMEOUT_MS} ms`);
+      Atomics.wait(state, 0, done, 1000);
+    }
+    check();
+  };
+  return {
+    write(calls) {
+      check();
+      if (worker === null) {
+        const data: WriterThreadData = { path: db.name, sqlite: require.resolve("better-sqlite3"), state, failure };
+        worker = new Worker(writerFile(), { workerData: data });
+        worker.unref();
+      }
+      sent += 1;
+      // One JSON string crosses faster than the calls as objects (structured clone walks every object).
+      const batch: WriterBatch = { seq: sent, calls: JSON.stringify(calls) };
+      worker.postMessage(batch);
+    },
+    sync,
+    close() {
+      if (worker === null) return;
+      try {
+        sync();
+      } finally {
+        void worker.terminate();
+        worker = null;
+      }
+    },
+  };
+}
