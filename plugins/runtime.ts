@@ -38,6 +38,8 @@ export interface EnvironmentRuntime {
 export interface RuntimeStats {
   live: number;
   idle: number;
+  /** Episodes waiting for an instance because `maxInstances` are live. */
+  waiting: number;
   started: number;
   replaced: number;
   failures: Record<FailureKind, number>;

@@ -120,6 +120,7 @@ export class Supervisor {
     return {
       live: this.#live,
       idle: this.#idle.length,
+      waiting: this.#waiters.length,
       started: this.#started,
       replaced: this.#replaced,
       failures: { ...this.#failures },

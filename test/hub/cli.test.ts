@@ -1,14 +1,11 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import Docker from "dockerode";
 import { describeDocker } from "../helpers/docker.ts";
-import { AIME_DATA as SHARED_AIME, parseJson, REPO, runCli, snapshotTree, removeTempDirs, tempDir } from "./helpers.ts";
-
-/** CI places shared/ beside the clone; this checkout may only have it at /work/shared. */
-const AIME_DATA = SHARED_AIME ?? resolve(REPO, "../shared/data/aime-2024.jsonl");
+import { AIME_DATA, parseJson, REPO, runCli, snapshotTree, removeTempDirs, tempDir } from "./helpers.ts";
 
 /** init -> test -> pack -> a temporary registry -> add, all through the CLI, in a fresh project. */
 async function scaffoldToInstall(kind: "vm" | "docker"): Promise<void> {

@@ -1,14 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 export const REPO = join(import.meta.dirname, "..", "..");
 export const FIXTURES = join(import.meta.dirname, "fixtures");
 
-/** The real AIME 2024 problems in ../shared/data (see its README), wherever the checkout sits; undefined if absent. */
-export const AIME_DATA = [resolve(REPO, "../shared/data/aime-2024.jsonl"), "/work/shared/data/aime-2024.jsonl"].find((p) => existsSync(p));
+/** The real AIME 2024 problems in ../shared/data, beside the checkout (see its README). */
+export const AIME_DATA = resolve(REPO, "../shared/data/aime-2024.jsonl");
 
 const made: string[] = [];
 

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { bundleVmPlugin, type EnvironmentRuntime, openEnvironment } from "../../plugins/index.ts";
 import { defineFaultCases, openOk, playClean, waitFor } from "./fault-suite.ts";
 import { loadFixture } from "./fixture-manifest.ts";
@@ -58,9 +58,9 @@ describe("isolated-vm driver: supervision", () => {
       thirdOpened = true;
       return s;
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await vi.waitFor(() => expect(rt.stats().waiting).toBe(1));
     expect(thirdOpened).toBe(false);
-    expect(rt.stats().live).toBe(2);
+    expect(rt.stats()).toMatchObject({ live: 2, waiting: 1 });
     await a.close();
     const c = await third;
     expect(c.kind).toBe("ok");

@@ -82,8 +82,10 @@ describe("SwarmClient with the default agent loop", () => {
     const client = new SwarmClient({ url: swarm.url, environments: [countUp], concurrency: 2 });
     try {
       await client.start();
-      await new Promise((r) => setTimeout(r, 200));
-      expect(swarm.scheduler.stats().assigned).toBe(0);
+      // The scheduler answers the hello with the mismatch, then runs its dispatch pass on a microtask.
+      await waitFor(() => swarm.events.some((e) => e.type === "env-mismatch"), 10_000, "the env-mismatch event");
+      await new Promise((r) => setImmediate(r));
+      expect(swarm.scheduler.stats()).toMatchObject({ connected: 1, assigned: 0 });
       expect(swarm.scheduler.stats().queued).toBe(8);
     } finally {
       await client.stop();

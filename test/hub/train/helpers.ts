@@ -6,8 +6,6 @@ import type { RunEvent } from "../../../hub/train/events.ts";
 import type { ProgressSink } from "../../../hub/train/progress.ts";
 import { REPO } from "../helpers.ts";
 
-export { AIME_DATA } from "../helpers.ts";
-
 /** A shipped example config (examples/<name>.yaml), validated. */
 export async function exampleConfig(name: string): Promise<RunConfig> {
   const loaded = await loadRunConfig(join(REPO, "examples", `${name}.yaml`));

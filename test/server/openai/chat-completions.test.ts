@@ -8,9 +8,10 @@ afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
 
-async function setup(replies: string[], opts: { maxContext?: number } = {}) {
-  const engine = scriptedEngine(replies, opts);
-  const app = await buildTestServer({ main: engine });
+async function setup(replies: string[], opts: { maxContext?: number; now?: () => number } = {}) {
+  const { now, ...engineOpts } = opts;
+  const engine = scriptedEngine(replies, engineOpts);
+  const app = await buildTestServer({ main: engine }, now === undefined ? {} : { now });
   apps.push(app);
   const store = app.agentjet.store;
   store.register({ episodeId: "e1", taskId: "t1", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
@@ -117,11 +118,12 @@ describe("POST /v1/chat/completions", () => {
   });
 
   it("refreshes the idle timer on every call", async () => {
-    const { chat, store } = await setup(["ok<|im_end|>"]);
-    const before = store.get("e1")!.lastActivityAt!;
-    await new Promise((r) => setTimeout(r, 5));
+    let clock = 1_000;
+    const { chat, store } = await setup(["ok<|im_end|>"], { now: () => clock });
+    expect(store.get("e1")!.lastActivityAt).toBe(1_000);
+    clock = 6_000;
     await chat({ messages: [{ role: "user", content: "x" }] });
-    expect(store.get("e1")!.lastActivityAt!).toBeGreaterThan(before);
+    expect(store.get("e1")!.lastActivityAt).toBe(6_000);
   });
 });
 
