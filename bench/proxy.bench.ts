@@ -4,7 +4,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildServer } from "../server/app/build-server.ts";
 import { RunConfigSchema } from "../server/config/run-config.ts";
-import { createZeroLatencyEngine } from "../server/engines/zero-latency.ts";
+import { createZeroLatencyEngine } from "../test/doubles/zero-latency-engine.ts";
 import { createEmbeddedTokenizer } from "../server/tokenizers/embedded.ts";
 import { type Bench, fmt, quantile } from "./harness.ts";
 

@@ -7,7 +7,6 @@ export { openRunDb, type RunDb } from "./db/run-db.ts";
 export { createEngine, type CreateEngineDeps } from "./engines/create-engine.ts";
 export type { Engine, GenerateResult, SamplingParams } from "./engines/engine.ts";
 export { createFrozenModel, FrozenUpstreamError, type FrozenModel, type FrozenModelDeps } from "./engines/frozen.ts";
-export { createZeroLatencyEngine, type ZeroLatencyEngineOptions } from "./engines/zero-latency.ts";
 export type {
   AbortReason,
   AgentBinding,

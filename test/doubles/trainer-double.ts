@@ -16,7 +16,7 @@ import {
   type TrainStepResponse,
   type WireSample,
   type WireTree,
-} from "./protocol.ts";
+} from "../../server/engines/trainer/protocol.ts";
 
 /**
  * TEST DOUBLE of a GPU trainer service: speaks trainer protocol v1 exactly, validates every field,

@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { TrainBatch, TrainMetrics } from "../training/sample.ts";
-import type { Engine, GenerateResult, SamplingParams } from "./engine.ts";
+import type { TrainBatch, TrainMetrics } from "../../server/training/sample.ts";
+import type { Engine, GenerateResult, SamplingParams } from "../../server/engines/engine.ts";
 
 export interface ZeroLatencyEngineOptions {
   /**
@@ -20,8 +20,9 @@ function fakeLogprob(id: number): number {
 }
 
 /**
- * TEST DOUBLE: an engine with no model and no latency. It returns scripted token ids with deterministic
- * log-probs, honours maxTokens and stop ids, and counts versions on `train`. For tests and the proxy bench.
+ * TEST DOUBLE of an engine (the `Engine` contract, server/engines/engine.ts) with no model and no
+ * latency. It returns scripted token ids with deterministic log-probs, honours maxTokens and stop ids,
+ * and counts versions on `train`. For tests and the proxy bench.
  */
 export function createZeroLatencyEngine(opts: ZeroLatencyEngineOptions = {}): Engine {
   let version = 0;

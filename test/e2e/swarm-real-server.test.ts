@@ -5,7 +5,7 @@ import { registryFromEpisodeStore, Scheduler, type SchedulerEvent } from "../../
 import { swarmPlugin } from "../../hub/swarm/index.ts";
 import { buildServer } from "../../server/app/build-server.ts";
 import { RunConfigSchema } from "../../server/config/run-config.ts";
-import { createZeroLatencyEngine } from "../../server/engines/zero-latency.ts";
+import { createZeroLatencyEngine } from "../doubles/zero-latency-engine.ts";
 import { createEmbeddedTokenizer } from "../../server/tokenizers/embedded.ts";
 import type { CallRecord } from "../../server/tracker/call-record.ts";
 import { type ClientEnvironment, SwarmClient } from "../../sdk/swarm/client.ts";

@@ -10,5 +10,3 @@ export {
   ReplicaUnavailableError,
   UnservedTokensError,
 } from "./errors.ts";
-export { buildVllmDouble } from "./vllm-double.ts";
-export type { VllmDouble, VllmDoubleOptions } from "./vllm-double.ts";

@@ -2,8 +2,8 @@
  * TEST DOUBLES for the compose test: the vLLM double (port 8000) and the trainer double (port 8800) in
  * one process, listening on every address, standing in for the GPU box where CI has none.
  */
-import { buildVllmDouble } from "../../../server/engines/openai-tokens/vllm-double.ts";
-import { buildTrainerDouble } from "../../../server/engines/trainer/trainer-double.ts";
+import { buildVllmDouble } from "../../doubles/vllm-double.ts";
+import { buildTrainerDouble } from "../../doubles/trainer-double.ts";
 import { createEmbeddedTokenizer } from "../../../server/tokenizers/embedded.ts";
 
 const vllm = buildVllmDouble({ model: "policy-model", vocabSize: createEmbeddedTokenizer().vocabSize });

@@ -1,4 +1,4 @@
-import { createZeroLatencyEngine } from "../../../server/engines/zero-latency.ts";
+import { createZeroLatencyEngine } from "../../doubles/zero-latency-engine.ts";
 import type { Engine } from "../../../server/engines/engine.ts";
 import { createEmbeddedTokenizer } from "../../../server/tokenizers/embedded.ts";
 

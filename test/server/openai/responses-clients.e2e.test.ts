@@ -10,7 +10,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { buildServer } from "../../../server/app/build-server.ts";
-import { createZeroLatencyEngine } from "../../../server/engines/zero-latency.ts";
+import { createZeroLatencyEngine } from "../../doubles/zero-latency-engine.ts";
 import type { TrackedCall } from "../../../server/tracker/tracker.ts";
 import { testConfig } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";

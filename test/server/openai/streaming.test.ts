@@ -4,7 +4,7 @@ import { EmbeddedModelSchema, OptimizerSchema } from "../../../server/config/run
 import { createEmbeddedEngine } from "../../../server/engines/embedded/index.ts";
 import type { Engine } from "../../../server/engines/engine.ts";
 import { createOpenAITokensEngine } from "../../../server/engines/openai-tokens/index.ts";
-import { createZeroLatencyEngine } from "../../../server/engines/zero-latency.ts";
+import { createZeroLatencyEngine } from "../../doubles/zero-latency-engine.ts";
 import { type DoubleRig, startDoubles } from "../engines/external/doubles.ts";
 import { buildTestServer } from "../helpers/build-test-server.ts";
 import { EMBEDDED_IDS } from "../../../server/tokenizers/embedded.ts";

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { EngineSchema } from "../../../../server/config/run-config.ts";
-import { buildVllmDouble, type VllmDouble, type VllmDoubleOptions } from "../../../../server/engines/openai-tokens/vllm-double.ts";
+import { buildVllmDouble, type VllmDouble, type VllmDoubleOptions } from "../../../doubles/vllm-double.ts";
 import type { OpenAITokensEngineConfig } from "../../../../server/engines/openai-tokens/openai-tokens-engine.ts";
-import { buildTrainerDouble, type TrainerDouble, type TrainerDoubleOptions } from "../../../../server/engines/trainer/trainer-double.ts";
+import { buildTrainerDouble, type TrainerDouble, type TrainerDoubleOptions } from "../../../doubles/trainer-double.ts";
 
 /** Starts the vLLM and trainer test doubles on loopback sockets; `close` stops them all. */
 export interface DoubleRig {

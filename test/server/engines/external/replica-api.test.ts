@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildSglangRequest, parseSglangInputLogprobs, parseSglangResponse } from "../../../../server/engines/openai-tokens/sglang-api.ts";
-import { buildVllmDouble } from "../../../../server/engines/openai-tokens/vllm-double.ts";
+import { buildVllmDouble } from "../../../doubles/vllm-double.ts";
 import { buildVllmRequest, parseTokenId, parseVllmResponse } from "../../../../server/engines/openai-tokens/vllm-api.ts";
 
 const PARAMS = { maxTokens: 4, temperature: 0.7, topP: 0.9, seed: 1, stopIds: [151645], topLogprobs: 2 };

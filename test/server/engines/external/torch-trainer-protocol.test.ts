@@ -3,7 +3,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOpenAITokensEngine } from "../../../../server/engines/openai-tokens/index.ts";
-import { buildVllmDouble } from "../../../../server/engines/openai-tokens/vllm-double.ts";
+import { buildVllmDouble } from "../../../doubles/vllm-double.ts";
 import { createTrainerClient } from "../../../../server/engines/trainer/trainer-client.ts";
 
 const SERVICE_DIR = fileURLToPath(new URL("../../../../server/engines/torch-trainer/", import.meta.url));

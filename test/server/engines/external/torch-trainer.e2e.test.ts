@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { afterEach, expect, it } from "vitest";
 import { buildServer } from "../../../../server/app/build-server.ts";
 import { RunConfigSchema } from "../../../../server/config/run-config.ts";
-import { buildVllmDouble, type VllmDouble } from "../../../../server/engines/openai-tokens/vllm-double.ts";
+import { buildVllmDouble, type VllmDouble } from "../../../doubles/vllm-double.ts";
 import { createEmbeddedTokenizer } from "../../../../server/tokenizers/embedded.ts";
 import { mergeTimelines } from "../../../../server/training/merge-timelines.ts";
 import { describeTorch } from "../../../helpers/torch-python.ts";

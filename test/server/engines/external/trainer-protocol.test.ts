@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTrainerClient } from "../../../../server/engines/trainer/trainer-client.ts";
-import { buildTrainerDouble } from "../../../../server/engines/trainer/trainer-double.ts";
+import { buildTrainerDouble } from "../../../doubles/trainer-double.ts";
 import { TRAINER_PROTOCOL_HEADER, WireSampleSchema } from "../../../../server/engines/trainer/protocol.ts";
 
 const SAMPLE = { token_ids: [1, 2, 3, 4], loss_mask: [0, 0, 1, 1], logprobs: [0, 0, -0.5, -1], advantage: 1, weight: 1 };
