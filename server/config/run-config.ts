@@ -148,7 +148,7 @@ export const MergingSchema = z.object({
     .boolean()
     .default(true)
     .describe(
-      "Train on prefix tries: samples that share a prefix (retried calls, n > 1 branches of one prompt) compute it once, each token attending only to its own root-to-leaf path, so loss, gradients and step equal the flat samples' (to float rounding). The embedded engine packs tries of up to optimizer.microBatch samples and 2 contexts of tokens; a trainer service gets the trie as the train request's optional `tree`. Steps report the tokens computed (`treeTokens`); false trains every sample flat",
+      "Train on prefix tries: samples that share a prefix (retried calls, n > 1 branches of one prompt) compute it once, each token attending only to its own root-to-leaf path, so loss, gradients and step equal the flat samples' (to float rounding). The embedded engine puts the samples that share a prefix in one trie, split where they share least when a trie would cost more than 2 full-context samples (attention entries plus per-token work); a trainer service gets the trie as the train request's optional `tree`. Steps report the tokens computed (`treeTokens`); false trains every sample flat",
     ),
 });
 
@@ -161,7 +161,7 @@ export const AdvantageSchema = z.object({
 export const SamplingSchema = z.object({
   temperature: z.number().min(0).default(1).describe("Sampling temperature of trained policies (a request's own wins)"),
   topP: z.number().gt(0).max(1).default(1).describe("Nucleus sampling mass"),
-  maxTokens: z.number().int().positive().default(16).describe("Tokens a call may generate when the request does not say (clipped to the room left in the context)"),
+  maxTokens: z.number().int().positive().default(16).describe("Tokens a call may generate when the request does not say (clipped to the room left in the context; raised to the shortest answer a `response_format` allows)"),
   overflow: z
     .enum(["length", "error"])
     .default("length")

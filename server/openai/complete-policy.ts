@@ -152,7 +152,9 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
     store.touch(call.episodeId);
   };
 
-  if (room < 1) {
+  const constraint = constrainDecoding(request, policy);
+  // A context with no room for the shortest answer the constraint allows overflows like a full one.
+  if (room < Math.max(1, constraint?.minTokens ?? 1)) {
     if (call.sampling.overflow === "error") {
       throw new HttpError(
         400,
@@ -175,8 +177,9 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
     return { ...head, version, choices, usage: { prompt_tokens: promptIds.length, completion_tokens: 0, total_tokens: promptIds.length } };
   }
 
-  const maxTokens = Math.min(request.maxTokens ?? call.sampling.maxTokens, room);
-  const constraint = constrainDecoding(request, policy);
+  // The run's default max_tokens gives way to a constrained answer's shortest length (the mask then
+  // always closes in time); a request's own max_tokens does not.
+  const maxTokens = Math.min(request.maxTokens ?? Math.max(call.sampling.maxTokens, constraint?.minTokens ?? 0), room);
   const toolSyntax = request.tools.length > 0 && request.toolChoice !== "none";
   const base: SamplingParams = {
     maxTokens,
@@ -186,7 +189,7 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
     topLogprobs: request.logprobs ? request.topLogprobs : 0,
   };
   if (constraint && maxTokens < constraint.minTokens) {
-    throw new HttpError(400, "AJ_ERR_INVALID_REQUEST", `max_tokens: ${maxTokens} tokens (left in the context) cannot hold the shortest answer the constraint allows (${constraint.minTokens})`, { param: "max_tokens" });
+    throw new HttpError(400, "AJ_ERR_INVALID_REQUEST", `max_tokens: ${maxTokens} tokens cannot hold the shortest answer the constraint allows (${constraint.minTokens})`, { param: "max_tokens" });
   }
   if (constraint?.guided) base.guided = constraint.guided;
   sink?.start({ ...head, version: engine.version() });

@@ -5,7 +5,7 @@ import { EmbeddedModelSchema, OptimizerSchema } from "../../../server/config/run
 import { createEmbeddedEngine } from "../../../server/engines/embedded/index.ts";
 import { createOpenAITokensEngine } from "../../../server/engines/openai-tokens/index.ts";
 import { type DoubleRig, startDoubles } from "../engines/external/doubles.ts";
-import { buildTestServer } from "../helpers/build-test-server.ts";
+import { buildTestServer, testConfig } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
 
 /** An untrained embedded policy: whatever it says is noise, so only the mask can make it well-formed. */
@@ -80,6 +80,7 @@ describe("structured output on the embedded engine (untrained)", () => {
     expect([small.statusCode, small.json().error.param]).toEqual([400, "max_tokens"]);
   });
 
+
   it("json_object output is a JSON object", async () => {
     for (let seed = 0; seed < 6; seed++) {
       const res = await chat({ response_format: { type: "json_object" }, seed, max_tokens: 60 });
@@ -138,5 +139,31 @@ describe("structured output on the vLLM-shaped engine", () => {
     const forced = await chat({ tools: [{ type: "function", function: { name: "f" } }], tool_choice: "required" });
     expect([forced.statusCode, forced.json().error.param]).toEqual([400, "tool_choice"]);
     await app.close();
+  });
+});
+
+// Regression: a run whose sampling.maxTokens is below a schema's shortest answer failed every call with
+// a 400 (Werewolves' decisions under maxTokens 24: every episode aborted, nothing trained), and a
+// conversation that had outgrown the room for the answer was a 400 too, not the context overflow it is.
+describe("structured output under a small run default (sampling.maxTokens 8)", () => {
+  it("gives the run's default way to the schema's shortest answer, and answers a context without room for it as an overflow", async () => {
+    const app = await buildTestServer({ main: untrained(12) }, { config: testConfig({ sampling: { maxTokens: 8 } }) });
+    try {
+      const store = app.agentjet.store;
+      store.register({ episodeId: "d", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
+      const c = store.claim();
+      if (c.kind !== "claimed") throw new Error("no claim");
+      const format = { type: "json_schema", json_schema: { name: "tight", schema: SCHEMAS[0]! } };
+      const chat = (content: string) =>
+        app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${c.keys.solver!}` }, payload: { model: "main", messages: [{ role: "user", content }], response_format: format, seed: 1 } });
+      const byDefault = await chat("Answer.");
+      expect(byDefault.statusCode, byDefault.body).toBe(200);
+      expect(() => JSON.parse(byDefault.json().choices[0].message.content)).not.toThrow();
+      const full = await chat("x".repeat(480));
+      expect(full.statusCode, full.body).toBe(200);
+      expect(full.json().choices[0]).toMatchObject({ finish_reason: "length", message: { content: "" } });
+    } finally {
+      await app.close();
+    }
   });
 });
