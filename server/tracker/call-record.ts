@@ -26,3 +26,9 @@ export interface CallRecord {
   startedAt: number;
   latencyMs: number;
 }
+
+/** A recorded call as the tracker keeps it. */
+export interface TrackedCall extends CallRecord {
+  /** False for frozen-model calls: kept for logs, never trained. */
+  trainable: boolean;
+}

@@ -1,4 +1,4 @@
-import type { TrackedCall } from "./tracker.ts";
+import type { TrackedCall } from "./call-record.ts";
 
 /** One call as a row of `calls`; shared by the writer thread and the in-thread writer. */
 export const INSERT_CALL = `INSERT INTO calls (call_id, episode_id, agent_id, policy, trainable, seq, messages, tools, segments, header_ids,

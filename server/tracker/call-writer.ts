@@ -8,7 +8,7 @@ import { Worker } from "node:worker_threads";
 import { buildSync } from "esbuild";
 import type { RunDb } from "../db/run-db.ts";
 import { INSERT_CALL, toCallRow } from "./call-rows.ts";
-import type { TrackedCall } from "./tracker.ts";
+import type { TrackedCall } from "./call-record.ts";
 import type { WriterBatch, WriterThreadData } from "./writer-thread.ts";
 
 /** Writes batches of calls to `calls`. */

@@ -1,11 +1,8 @@
 import type { RunDb } from "../db/run-db.ts";
-import type { CallRecord } from "./call-record.ts";
+import type { CallRecord, TrackedCall } from "./call-record.ts";
 import { createCallWriter } from "./call-writer.ts";
 
-export interface TrackedCall extends CallRecord {
-  /** False for frozen-model calls: kept for logs, never trained. */
-  trainable: boolean;
-}
+export type { TrackedCall } from "./call-record.ts";
 
 /**
  * The context tracker: every call of every episode, written to `run.db` as it happens and kept in memory

@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import { parentPort, workerData } from "node:worker_threads";
 import type BetterSqlite3 from "better-sqlite3";
 import { INSERT_CALL, toCallRow } from "./call-rows.ts";
-import type { TrackedCall } from "./tracker.ts";
+import type { TrackedCall } from "./call-record.ts";
 
 /** What the tracker hands its writer thread: the database file and the shared progress words. */
 export interface WriterThreadData {
