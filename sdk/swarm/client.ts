@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
 import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./backoff.ts";
+import type { ClientEnvironment } from "./client-environment.ts";
 import { createDefaultAgentLoop } from "./default-agent-loop.ts";
 import { SWARM_CLIENT_ERRORS, SwarmClientError } from "./errors.ts";
 import { ModelRewards } from "./model-rewards.ts";
@@ -19,15 +20,7 @@ import {
 } from "./protocol.ts";
 import type { Workflow } from "./workflow.ts";
 
-/** An environment this client can run: an open runtime and the plugin's content hash. */
-export interface ClientEnvironment {
-  runtime: EnvironmentRuntime;
-  hash: string;
-  /** A development version (a local plugin folder being edited), announced as such (default false). */
-  dev?: boolean;
-  /** The plugin folder: where the manifest's `rewardModels` files (models, vocabularies, rubrics) are read. */
-  dir?: string;
-}
+export type { ClientEnvironment } from "./client-environment.ts";
 
 export interface SwarmClientOptions {
   /** The swarm server: `ws://host:port/swarm`, or `http://host:port` (the `/swarm` path is added). */

@@ -2,9 +2,9 @@ import type { ConversationMessage } from "../rewards/conversation-text.ts";
 import { EpisodeRewarder } from "../rewards/episode-rewarder.ts";
 import { RewardModelError } from "../rewards/errors.ts";
 import { OnnxScorer } from "../rewards/onnx-pool.ts";
+import type { ClientEnvironment } from "./client-environment.ts";
 import type { Assignment } from "./protocol.ts";
 import type { EpisodeResultMessage } from "./run-episode.ts";
-import type { ClientEnvironment } from "./client.ts";
 
 /** The body of `GET /v1/episodes/:id/transcript`: each agent's conversation as the server recorded it. */
 export interface EpisodeTranscript {
