@@ -1,12 +1,9 @@
-import type { ParsedClientMessage, ServerMessage } from "../../sdk/swarm/protocol.ts";
+import type { ParsedClientMessage } from "../../sdk/swarm/protocol.ts";
+import type { ClientLink } from "./client-link.ts";
 import { offersEnvironment } from "./match-environments.ts";
 import type { ClientState, EnvLane } from "./slots.ts";
 
-/** How the scheduler talks to one connected client (the swarm plugin gives one per socket). */
-export interface ClientLink {
-  send(message: ServerMessage): void;
-  close(): void;
-}
+export type { ClientLink } from "./client-link.ts";
 
 export type Hello = Extract<ParsedClientMessage, { type: "hello" }>;
 

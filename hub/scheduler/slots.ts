@@ -1,11 +1,11 @@
 import type { Task } from "../../sdk/env/protocol.ts";
+import type { ClientLink } from "./client-link.ts";
 import type { Deque } from "./deque.ts";
 import type { MixLedger } from "./mixing.ts";
 import type { AbortReason } from "./port.ts";
 import type { Seats } from "./resolve-seats.ts";
 import type { TaskStream, TaskStreamPosition } from "./task-stream.ts";
 import type { EpisodeResult, EvalReport, SchedulerEnvironment } from "./types.ts";
-import type { ClientLink } from "./client-directory.ts";
 
 /**
  * What the scheduler's parts share: one lane per environment (its task stream, its queue of slots and
