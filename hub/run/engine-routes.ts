@@ -4,16 +4,28 @@ import { callerIdentity } from "../../server/episodes/ownership.ts";
 import { parseRunConfig } from "../../server/config/load-run-config.ts";
 import { HttpError } from "../../server/openai/errors.ts";
 import { parseBody } from "../../server/openai/parse-body.ts";
-import type { TrainingService } from "./service.ts";
+import type { RunConfig } from "../../server/config/run-config.ts";
+import type { EngineState, EngineStatus } from "./engine-status.ts";
+import type { RunResult } from "./run-loop.ts";
 
 const ConfigBodySchema = z.object({ config: z.record(z.string(), z.unknown()) });
 const AgreeSyncBodySchema = z.object({ clientId: z.string().min(1).max(200).optional() }).default({});
+
+/** What the engine routes drive: the training service (`service.ts`), which registers them. */
+export interface EngineControl {
+  state(): EngineState;
+  status(): EngineStatus;
+  configure(config: RunConfig): void;
+  start(): Promise<void>;
+  stop(): Promise<RunResult | null>;
+  agreeSync(clientId: string): boolean;
+}
 
 /**
  * Engine control (see server/README.md): the status any client may read; config, start and stop for the
  * admin; `agree-sync` for client-driven clients under the `any-client` / `all-clients` strategies.
  */
-export async function engineRoutes(app: FastifyInstance, service: TrainingService): Promise<void> {
+export async function engineRoutes(app: FastifyInstance, service: EngineControl): Promise<void> {
   app.get("/v1/engine/status", { config: { auth: "client" } }, async () => service.status());
 
   app.post("/v1/engine/config", { config: { auth: "admin" } }, async (request) => {
