@@ -1,4 +1,5 @@
 import { formatPrint, isSpecial } from "./python-format.ts";
+import type { Callable, Namespace, Value } from "./values.ts";
 
 /**
  * The code subset the stand-in runs instead of Python (parsed, never evaluated as JS): one statement per
@@ -7,17 +8,7 @@ import { formatPrint, isSpecial } from "./python-format.ts";
  * `f(a, k=v)`. Callables: `print`, `len`, `str`, `int`, and the apps under `apis`.
  */
 
-export type Value = null | boolean | number | string | Value[] | { [k: string]: Value } | Callable | Namespace;
-export interface Callable {
-  kind: "callable";
-  name: string;
-  call(args: Value[], kwargs: Record<string, Value>): Value;
-}
-export interface Namespace {
-  kind: "namespace";
-  name: string;
-  members: Record<string, Value>;
-}
+export type { Callable, Namespace, Value } from "./values.ts";
 
 /** A Python-style exception raised inside the stand-in's code: its name and message make the traceback. */
 export class PyError extends Error {

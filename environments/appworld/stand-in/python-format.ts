@@ -1,4 +1,4 @@
-import type { Callable, Namespace, Value } from "./interpreter.ts";
+import type { Callable, Namespace, Value } from "./values.ts";
 
 /** Whether a value is a function or a namespace (`apis`, an app) rather than data. */
 export function isSpecial(v: Value): v is Callable | Namespace {
