@@ -1,0 +1,86 @@
+// The layering the folder READMEs state (hub/, sdk/, server/, plugins/), checked by test/layering.test.ts
+// (`npm test`; by hand: npx depcruise hub sdk server plugins environments --config .dependency-cruiser.cjs).
+// Imports flow one way: `hub` wires everything; `sdk` and `plugins` know nothing of `server`; `server`
+// knows nothing of sandboxes, the hub or the SDK.
+//
+// Type-only imports (`import type`) count: they are erased at run time but still couple the folders, so a
+// rule allows one only where a README names it. Two are allowed, each by its README:
+//   - server/ -> sdk/failure-kinds.ts (`FailureKind`): the one vocabulary of failure kinds, so the kinds the
+//     server reports itself are spelled as everywhere else (server/README.md);
+//   - sdk/ -> plugins/runtime.ts (`EnvironmentRuntime`): the handle a swarm client runs episodes on
+//     (sdk/README.md).
+// Cycles count type-only edges too: a type that two files need lives in a third.
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "No import cycles, type-only edges included: move the shared type or code to a file both import.",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "sdk-not-server-or-hub",
+      comment: "sdk/ never imports server/ or hub/ (sdk/README.md).",
+      severity: "error",
+      from: { path: "^sdk/" },
+      to: { path: "^(server|hub)/" },
+    },
+    {
+      name: "sdk-plugins-runtime-types-only",
+      comment: "sdk/ sees plugins/ only through the types of plugins/runtime.ts (sdk/README.md).",
+      severity: "error",
+      from: { path: "^sdk/" },
+      to: { path: "^plugins/", pathNot: "^plugins/runtime\\.ts$" },
+    },
+    {
+      name: "sdk-plugins-runtime-no-value",
+      comment: "sdk/ imports plugins/runtime.ts for its types only (sdk/README.md).",
+      severity: "error",
+      from: { path: "^sdk/" },
+      to: { path: "^plugins/runtime\\.ts$", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "plugins-not-server-or-hub",
+      comment: "plugins/ never imports server/ or hub/ (plugins/README.md).",
+      severity: "error",
+      from: { path: "^plugins/" },
+      to: { path: "^(server|hub)/" },
+    },
+    {
+      name: "plugins-sdk-env-only",
+      comment: "plugins/ may import sdk/env/ (plugins/README.md) and the failure vocabulary (sdk/README.md), nothing else of sdk/.",
+      severity: "error",
+      from: { path: "^plugins/" },
+      to: { path: "^sdk/", pathNot: "^sdk/(env/|failure-kinds\\.ts$)" },
+    },
+    {
+      name: "server-not-plugins-hub-sdk",
+      comment: "server/ never imports plugins/, hub/ or sdk/, except the type of the failure vocabulary (server/README.md).",
+      severity: "error",
+      from: { path: "^server/" },
+      to: { path: "^(plugins|hub|sdk)/", pathNot: "^sdk/failure-kinds\\.ts$" },
+    },
+    {
+      name: "server-failure-kinds-types-only",
+      comment: "server/ imports sdk/failure-kinds.ts for the `FailureKind` type only (server/README.md).",
+      severity: "error",
+      from: { path: "^server/" },
+      to: { path: "^sdk/failure-kinds\\.ts$", dependencyTypesNot: ["type-only"] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "(^|/)node_modules/|^test/" },
+    // Keep `import type` edges (tsPreCompilationDeps) so the rules above can see and judge them.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".js", ".mjs", ".cjs", ".json"],
+    },
+  },
+};
