@@ -111,14 +111,22 @@ async function timed<T>(timings: Record<string, number>, step: string, fn: () =>
   }
 }
 
-async function installPinned(p: PinnedInstall, timings: Record<string, number>): Promise<AddResult> {
-  const manifest = manifestFromTar(p.fetched.tar);
-  const label = `${manifest.name}@${manifest.version}`;
+function labelOf(manifest: Manifest): string {
+  return `${manifest.name}@${manifest.version}`;
+}
+
+/** The content is what was asked for: the name, version and kind the caller (or registry) expects. */
+function checkIdentity(p: PinnedInstall, manifest: Manifest): void {
+  const label = labelOf(manifest);
   if (p.name && manifest.name !== p.name) throw new InvalidPluginError(`the content is '${manifest.name}', not '${p.name}'`);
   if (p.version && manifest.version !== p.version) {
     throw new InvalidPluginError(`the content is ${label}, but version ${p.version} was asked for`);
   }
   if (p.kind && manifest.kind !== p.kind) throw new InvalidPluginError(`${label} is kind '${manifest.kind}', the registry says '${p.kind}'`);
+}
+
+/** Checks the content against the expected hash, if any; returns which hash it matched. */
+function verifyHash(p: PinnedInstall, label: string): AddResult["matched"] {
   const expected = p.expectedSha?.toLowerCase();
   const matched = !expected ? undefined : expected === p.fetched.sha256 ? "content" : expected === p.fetched.fileSha256 ? "tarball-file" : undefined;
   if (expected && !matched) {
@@ -139,92 +147,133 @@ async function installPinned(p: PinnedInstall, timings: Record<string, number>):
       !matched ? "(no pinned hash to check)" : matched === "content" ? "verified" : "verified (the pin is the tarball file's sha256; agentjet.lock pins the content sha256)"
     }`,
   );
+  return matched;
+}
 
-  const root = envsRoot(p.projectDir);
-  const createdAgentjet = !existsSync(dirname(root));
-  const createdRoot = !existsSync(root);
+/** Where an install is staged and placed, and which store folders it creates (a failure removes them). */
+interface StoreLayout {
+  root: string;
+  stagingRoot: string;
+  staging: string;
+  final: string;
+  createdRoot: boolean;
+  createdAgentjet: boolean;
+}
+
+function planStore(projectDir: string, manifest: Manifest): StoreLayout {
+  const root = envsRoot(projectDir);
   const stagingRoot = join(root, ".staging");
-  // A fixed staging path keeps install outputs (bundle, npm metadata) free of random names.
-  const staging = join(stagingRoot, `${manifest.name}@${manifest.version}`);
-  const final = envDir(p.projectDir, manifest.name, manifest.version);
-  let image: string | undefined;
-  let bundlePath: string | undefined;
-  let smoke: SmokeResult | undefined;
-  try {
-    rmSync(staging, { recursive: true, force: true });
-    mkdirSync(staging, { recursive: true });
-    await timed(timings, "extract", () => extractTar(p.fetched.tar, staging));
-    await timed(timings, "dependencies", () => installDependencies(staging, manifest, (l) => p.log(`${label}: ${l}`)));
-    linkAgentjet(staging);
-    if (manifest.prepare) {
-      p.log(`${label}: running prepare hook ${manifest.prepare}`);
-      await timed(timings, "prepare", () =>
-        runPrepare({ dir: staging, manifest, options: p.options, online: p.online, cacheKey: p.fetched.sha256, log: (l) => p.log(`${label}: prepare: ${l}`) }),
-      );
-    }
-    if (manifest.kind === "vm") {
-      p.log(`${label}: bundling for isolated-vm`);
-      await timed(timings, "bundle", async () => {
-        try {
-          await bundleVmPlugin(staging, manifest, join(staging, BUNDLE_FILE));
-        } catch (cause) {
-          throw new BuildFailedError(`bundling ${label} failed: ${(cause as Error).message}`, cause);
-        }
-      });
-    } else if (p.image) {
-      image = p.image;
-      p.log(`${label}: using image ${image}`);
-    } else {
-      image = imageTag(manifest.name, p.fetched.sha256);
-      p.log(`${label}: building image ${image}`);
-      const tag = image;
-      await timed(timings, "image", async () => {
-        try {
-          await buildDockerImage({ dir: staging, manifest, tag, onProgress: (l: string) => p.log(`${label}: docker: ${l}`) });
-        } catch (cause) {
-          throw new BuildFailedError(`building the image of ${label} failed: ${(cause as Error).message}`, cause);
-        }
-      });
-    }
-    if (p.smoke) {
-      const missing = (manifest.docker?.mounts ?? []).map((m) => m.name).filter((n) => !p.mounts[n]);
-      if (missing.length) {
-        smoke = { kind: "skipped", reason: `mounts not given: ${missing.join(", ")}` };
-      } else {
-        p.log(`${label}: smoke check (reset + one step)`);
-        const openOpts = {
-          dir: staging,
-          manifest,
-          ...(manifest.kind === "vm" ? { bundlePath: join(staging, BUNDLE_FILE) } : {}),
-          ...(image ? { image } : {}),
-          ...(Object.keys(p.mounts).length ? { mounts: p.mounts } : {}),
-        };
-        smoke = await timed(timings, "smoke", () => runSmokeCheck(openOpts));
-      }
-      if (smoke.kind === "failed") throw new SmokeCheckFailedError(`${label} failed its smoke check: ${smoke.message}`);
-      p.log(`${label}: smoke check ${smoke.kind === "ok" ? `passed (task ${smoke.task})` : `skipped: ${smoke.reason}`}`);
-    }
-    const info = { name: manifest.name, version: manifest.version, sha256: p.fetched.sha256, kind: manifest.kind, ...(manifest.kind === "vm" ? { bundle: BUNDLE_FILE } : {}), ...(image ? { image } : {}) };
-    writeFileSync(join(staging, INSTALL_FILE), stableJson(info));
-    mkdirSync(dirname(final), { recursive: true });
-    const old = `${final}.old`;
-    rmSync(old, { recursive: true, force: true });
-    if (existsSync(final)) renameSync(final, old);
-    renameSync(staging, final);
-    rmSync(old, { recursive: true, force: true });
-  } catch (cause) {
-    rmSync(staging, { recursive: true, force: true });
-    removeIfEmpty(stagingRoot);
-    if (createdRoot) {
-      for (const d of readdirSync(root)) removeIfEmpty(join(root, d));
-      removeIfEmpty(root);
-    }
-    if (createdAgentjet) removeIfEmpty(dirname(root));
-    throw cause;
-  }
-  removeIfEmpty(stagingRoot);
-  if (manifest.kind === "vm") bundlePath = join(final, BUNDLE_FILE);
+  return {
+    root,
+    stagingRoot,
+    // A fixed staging path keeps install outputs (bundle, npm metadata) free of random names.
+    staging: join(stagingRoot, labelOf(manifest)),
+    final: envDir(projectDir, manifest.name, manifest.version),
+    createdRoot: !existsSync(root),
+    createdAgentjet: !existsSync(dirname(root)),
+  };
+}
 
+/** Extracts the content into `staging`, installs its dependencies and runs its prepare hook. */
+async function assembleStaging(p: PinnedInstall, manifest: Manifest, staging: string, timings: Record<string, number>): Promise<void> {
+  const label = labelOf(manifest);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  await timed(timings, "extract", () => extractTar(p.fetched.tar, staging));
+  await timed(timings, "dependencies", () => installDependencies(staging, manifest, (l) => p.log(`${label}: ${l}`)));
+  linkAgentjet(staging);
+  if (manifest.prepare) {
+    p.log(`${label}: running prepare hook ${manifest.prepare}`);
+    await timed(timings, "prepare", () =>
+      runPrepare({ dir: staging, manifest, options: p.options, online: p.online, cacheKey: p.fetched.sha256, log: (l) => p.log(`${label}: prepare: ${l}`) }),
+    );
+  }
+}
+
+/** vm: bundles the staged plugin. docker: uses the given image or builds one; returns its tag. */
+async function buildForSandbox(p: PinnedInstall, manifest: Manifest, staging: string, timings: Record<string, number>): Promise<string | undefined> {
+  const label = labelOf(manifest);
+  if (manifest.kind === "vm") {
+    p.log(`${label}: bundling for isolated-vm`);
+    await timed(timings, "bundle", async () => {
+      try {
+        await bundleVmPlugin(staging, manifest, join(staging, BUNDLE_FILE));
+      } catch (cause) {
+        throw new BuildFailedError(`bundling ${label} failed: ${(cause as Error).message}`, cause);
+      }
+    });
+    return undefined;
+  }
+  if (p.image) {
+    p.log(`${label}: using image ${p.image}`);
+    return p.image;
+  }
+  const tag = imageTag(manifest.name, p.fetched.sha256);
+  p.log(`${label}: building image ${tag}`);
+  await timed(timings, "image", async () => {
+    try {
+      await buildDockerImage({ dir: staging, manifest, tag, onProgress: (l: string) => p.log(`${label}: docker: ${l}`) });
+    } catch (cause) {
+      throw new BuildFailedError(`building the image of ${label} failed: ${(cause as Error).message}`, cause);
+    }
+  });
+  return tag;
+}
+
+/** Runs the smoke check on the staged install (skipped when a named mount is not given); a failure throws. */
+async function smokeCheckStaged(
+  p: PinnedInstall,
+  manifest: Manifest,
+  staging: string,
+  image: string | undefined,
+  timings: Record<string, number>,
+): Promise<SmokeResult> {
+  const label = labelOf(manifest);
+  let smoke: SmokeResult;
+  const missing = (manifest.docker?.mounts ?? []).map((m) => m.name).filter((n) => !p.mounts[n]);
+  if (missing.length) {
+    smoke = { kind: "skipped", reason: `mounts not given: ${missing.join(", ")}` };
+  } else {
+    p.log(`${label}: smoke check (reset + one step)`);
+    const openOpts = {
+      dir: staging,
+      manifest,
+      ...(manifest.kind === "vm" ? { bundlePath: join(staging, BUNDLE_FILE) } : {}),
+      ...(image ? { image } : {}),
+      ...(Object.keys(p.mounts).length ? { mounts: p.mounts } : {}),
+    };
+    smoke = await timed(timings, "smoke", () => runSmokeCheck(openOpts));
+  }
+  if (smoke.kind === "failed") throw new SmokeCheckFailedError(`${label} failed its smoke check: ${smoke.message}`);
+  p.log(`${label}: smoke check ${smoke.kind === "ok" ? `passed (task ${smoke.task})` : `skipped: ${smoke.reason}`}`);
+  return smoke;
+}
+
+/** Writes the install record into `staging` and renames it over `final` (the previous install goes). */
+function placeStaging(p: PinnedInstall, manifest: Manifest, store: StoreLayout, image: string | undefined): void {
+  const info = { name: manifest.name, version: manifest.version, sha256: p.fetched.sha256, kind: manifest.kind, ...(manifest.kind === "vm" ? { bundle: BUNDLE_FILE } : {}), ...(image ? { image } : {}) };
+  writeFileSync(join(store.staging, INSTALL_FILE), stableJson(info));
+  mkdirSync(dirname(store.final), { recursive: true });
+  const old = `${store.final}.old`;
+  rmSync(old, { recursive: true, force: true });
+  if (existsSync(store.final)) renameSync(store.final, old);
+  renameSync(store.staging, store.final);
+  rmSync(old, { recursive: true, force: true });
+}
+
+/** After a failure: removes the staging folder and the store folders this install created, if empty. */
+function removeFailedStaging(store: StoreLayout): void {
+  rmSync(store.staging, { recursive: true, force: true });
+  removeIfEmpty(store.stagingRoot);
+  if (store.createdRoot) {
+    for (const d of readdirSync(store.root)) removeIfEmpty(join(store.root, d));
+    removeIfEmpty(store.root);
+  }
+  if (store.createdAgentjet) removeIfEmpty(dirname(store.root));
+}
+
+/** Pins the install in `agentjet.lock`, and removes the folder of the version it replaces. */
+function pinInLockfile(p: PinnedInstall, manifest: Manifest, image: string | undefined): void {
   const lock = readLockfile(p.projectDir);
   const entry: LockEntry = {
     version: manifest.version,
@@ -242,15 +291,39 @@ async function installPinned(p: PinnedInstall, timings: Record<string, number>):
   if (previous && previous.version !== manifest.version) {
     rmSync(envDir(p.projectDir, manifest.name, previous.version), { recursive: true, force: true });
   }
+}
+
+/**
+ * Installs fetched content: checks it is what was asked for and matches its pin, builds it in a staging
+ * folder (dependencies, prepare, bundle or image, smoke check), renames it into the store and pins it.
+ */
+async function installPinned(p: PinnedInstall, timings: Record<string, number>): Promise<AddResult> {
+  const manifest = manifestFromTar(p.fetched.tar);
+  checkIdentity(p, manifest);
+  const matched = verifyHash(p, labelOf(manifest));
+  const store = planStore(p.projectDir, manifest);
+  let image: string | undefined;
+  let smoke: SmokeResult | undefined;
+  try {
+    await assembleStaging(p, manifest, store.staging, timings);
+    image = await buildForSandbox(p, manifest, store.staging, timings);
+    if (p.smoke) smoke = await smokeCheckStaged(p, manifest, store.staging, image, timings);
+    placeStaging(p, manifest, store, image);
+  } catch (cause) {
+    removeFailedStaging(store);
+    throw cause;
+  }
+  removeIfEmpty(store.stagingRoot);
+  pinInLockfile(p, manifest, image);
   return {
     name: manifest.name,
     version: manifest.version,
     sha256: p.fetched.sha256,
     kind: manifest.kind,
-    dir: final,
+    dir: store.final,
     verified: p.verifiedBy,
     ...(matched ? { matched } : {}),
-    ...(bundlePath ? { bundlePath } : {}),
+    ...(manifest.kind === "vm" ? { bundlePath: join(store.final, BUNDLE_FILE) } : {}),
     ...(image ? { image } : {}),
     ...(smoke ? { smoke } : {}),
     alreadyInstalled: false,
