@@ -69,31 +69,106 @@ export function buildPrefixTree(seqs: readonly PackableSequence[]): PrefixTree {
 }
 
 /**
- * Splits a batch into tries of at most `maxSequences` sequences and `maxTokens` nodes each (a longer
- * sequence gets a trie of its own), after ordering the sequences by their tokens so that sequences
- * sharing a prefix are neighbours and land in the same trie.
+ * What training a trie costs, in attention entries (a node attends to its depth + 1 tokens, so a trie
+ * costs its nodes' summed path lengths) plus `nodeCost` per node (the per-token work: projections, MLP,
+ * output). A trie costs at most `maxCost`; a sequence that costs more alone gets a trie of its own.
  */
-export function packPrefixTrees(seqs: readonly PackableSequence[], maxSequences: number, maxTokens = Infinity): TreePack[] {
+export interface TrieBudget {
+  nodeCost: number;
+  maxCost: number;
+}
+
+/** What a chain of `length` tokens costs at `nodeCost` per token: a sequence that shares nothing. */
+export function chainCost(nodeCost: number, length: number): number {
+  return nodeCost * length + (length * (length + 1)) / 2;
+}
+
+/**
+ * Splits a batch into tries within `budget`, sharing as many prefixes as it can. Sequences are ordered by
+ * their tokens, so a sequence's longest prefix in the batch is the one it shares with its predecessor.
+ * The sequences sharing a first token (one prompt's branches, one history's retries) stay in one trie
+ * when they fit; a group that does not is split where its sequences share least (its top branch point,
+ * then the next), so only that short prefix is carried twice. The pieces fill tries in order.
+ */
+export function packPrefixTrees(seqs: readonly PackableSequence[], budget: TrieBudget): TreePack[] {
   const order = seqs.map((_, i) => i).sort((a, b) => compareIds(seqs[a]!.tokenIds, seqs[b]!.tokenIds) || a - b);
-  const per = Math.max(1, Math.floor(maxSequences));
-  const groups: number[][] = [];
-  let nodes = 0;
-  let prev: readonly number[] = [];
-  for (const i of order) {
-    const ids = seqs[i]!.tokenIds;
-    // In token order a sequence's longest prefix already in the trie is the one it shares with its predecessor.
-    const added = ids.length - commonPrefix(prev, ids);
-    const last = groups[groups.length - 1];
-    if (last && last.length < per && nodes + added <= maxTokens) {
-      last.push(i);
-      nodes += added;
-    } else {
-      groups.push([i]);
-      nodes = ids.length;
+  const n = order.length;
+  const len = order.map((i) => seqs[i]!.tokenIds.length);
+  // lcp[k]: tokens sequence order[k] shares with order[k - 1] (0 for the first).
+  const lcp = order.map((i, k) => (k === 0 ? 0 : commonPrefix(seqs[order[k - 1]!]!.tokenIds, seqs[i]!.tokenIds)));
+  const cost = (length: number) => chainCost(budget.nodeCost, length);
+  // Cost of the run [lo, hi) as one trie.
+  const runCost = (lo: number, hi: number) => {
+    let c = cost(len[lo]!);
+    for (let k = lo + 1; k < hi; k++) c += cost(len[k]!) - cost(lcp[k]!);
+    return c;
+  };
+  // Pieces: runs of sequences that go into a trie together, split at their least shared prefix.
+  const pieces: Array<[number, number]> = [];
+  const split = (lo: number, hi: number): void => {
+    if (hi - lo === 1 || runCost(lo, hi) <= budget.maxCost) {
+      pieces.push([lo, hi]);
+      return;
     }
-    prev = ids;
+    let least = Infinity;
+    for (let k = lo + 1; k < hi; k++) least = Math.min(least, lcp[k]!);
+    let start = lo;
+    for (let k = lo + 1; k <= hi; k++) {
+      if (k === hi || lcp[k] === least) {
+        split(start, k);
+        start = k;
+      }
+    }
+  };
+  let start = 0;
+  for (let k = 1; k <= n; k++) {
+    if (k === n || lcp[k] === 0) {
+      split(start, k);
+      start = k;
+    }
   }
-  return groups.map((indices) => ({ indices, tree: buildPrefixTree(indices.map((i) => seqs[i]!)) }));
+  // Tries: runs [lo, hi) of the order.
+  const tries: Array<[number, number]> = [];
+  let used = 0;
+  for (const [lo, hi] of pieces) {
+    const last = tries[tries.length - 1];
+    // Next to its predecessor in the trie, a piece shares their common prefix.
+    const c = runCost(lo, hi) - (last ? cost(lcp[lo]!) : 0);
+    if (last && used + c <= budget.maxCost) {
+      last[1] = hi;
+      used += c;
+    } else {
+      tries.push([lo, hi]);
+      used = runCost(lo, hi);
+    }
+  }
+  return tries.map(([lo, hi]) => ({ indices: order.slice(lo, hi), tree: buildSortedTree(seqs, order, lcp, lo, hi) }));
+}
+
+/**
+ * `buildPrefixTree` of the sequences `order[lo .. hi)`, sorted by their tokens with `lcp` their shared
+ * prefixes: each sequence's nodes are its predecessor's up to their common prefix, then new ones.
+ */
+function buildSortedTree(seqs: readonly PackableSequence[], order: readonly number[], lcp: readonly number[], lo: number, hi: number): PrefixTree {
+  const tokenIds: number[] = [];
+  const parents: number[] = [];
+  const leaves: number[] = [];
+  // path[t]: the node of the previous sequence's token t.
+  const path: number[] = [];
+  let flatTokens = 0;
+  for (let k = lo; k < hi; k++) {
+    const ids = seqs[order[k]!]!.tokenIds;
+    flatTokens += ids.length;
+    const shared = k === lo ? 0 : lcp[k]!;
+    path.length = shared;
+    for (let t = shared; t < ids.length; t++) {
+      path.push(tokenIds.length);
+      tokenIds.push(ids[t]!);
+      parents.push(t > 0 ? path[t - 1]! : -1);
+    }
+    leaves.push(ids.length > 0 ? path[ids.length - 1]! : -1);
+  }
+  return { tokenIds, parents, leaves, flatTokens, treeTokens: tokenIds.length };
 }
 
 export function measurePrefixSavings(seqs: readonly PackableSequence[]): PrefixSavings {

@@ -34,7 +34,7 @@ import {
   type LossTotals,
   type StepLossParams,
 } from "./train-step.ts";
-import { packTreeBatch } from "./tree-batch.ts";
+import { packTreeBatch, treeBudget } from "./tree-batch.ts";
 
 export type EmbeddedModelOptions = z.infer<typeof EmbeddedModelSchema>;
 export type OptimizerOptions = z.infer<typeof OptimizerSchema>;
@@ -338,11 +338,12 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
   }
 
   /**
-   * One unit per prefix trie of up to a micro-batch of samples and two contexts of tokens (so a unit's
-   * activations stay within twice the longest flat sample's): one forward and backward pass each.
+   * One unit per prefix trie, each within the cost of two full-context samples (`treeBudget`, so a
+   * unit's work and activations stay within twice the longest flat sample's): one forward and backward
+   * pass each.
    */
   private treeAccumulator(batch: TrainBatch, ref: ModelWeights | null, batchTokens: number, params: StepLossParams): Accumulator {
-    const packs = packTreeBatch(batch.samples, this.opts.optimizer.microBatch, TREE_TOKENS_PER_CONTEXT * this.shape.context);
+    const packs = packTreeBatch(batch.samples, treeBudget(this.shape));
     const refLogps = ref ? packs.map((p) => scoreReferenceTree(ref, this.shape, p)) : undefined;
     return {
       units: packs.length,
@@ -391,9 +392,6 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     return run;
   }
 }
-
-/** A prefix trie holds at most this many contexts of tokens. */
-export const TREE_TOKENS_PER_CONTEXT = 2;
 
 /** A step's gradient work in units that the event loop runs between. */
 interface Accumulator {

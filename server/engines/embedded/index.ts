@@ -1,7 +1,6 @@
 /** The embedded engine: a small decoder-only transformer that generates and trains in-process on CPU. */
 export {
   createEmbeddedEngine,
-  TREE_TOKENS_PER_CONTEXT,
   toModelShape,
   type EmbeddedEngine,
   type EmbeddedEngineOptions,
@@ -27,7 +26,7 @@ export {
   type ParamLayout,
   type TensorSpec,
 } from "./layout.ts";
-export { chainLayout, treeLayout, type AttentionLayout } from "./attention-layout.ts";
+export { chainLayout, readLayoutPath, treeLayout, type AttentionLayout } from "./attention-layout.ts";
 export {
   backwardSequence,
   forwardLayout,
@@ -50,7 +49,7 @@ export {
   type LossTotals,
   type TreeTrainPack,
 } from "./train-step.ts";
-export { packTreeBatch } from "./tree-batch.ts";
+export { packTreeBatch, TREE_CONTEXTS_PER_PACK, treeBudget } from "./tree-batch.ts";
 export { applyAdam, clipGradNorm, createAdamState, type AdamParams, type AdamState } from "./adam.ts";
 export { CheckpointHeaderSchema, readCheckpoint, writeCheckpoint, type CheckpointData, type CheckpointHeader } from "./checkpoint.ts";
 export { Rng } from "./rng.ts";

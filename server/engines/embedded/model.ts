@@ -2,7 +2,6 @@ import {
   allocLike,
   geluBackward,
   geluForward,
-  dot,
   layerNormBackward,
   layerNormForward,
   linearBackward,
@@ -11,6 +10,7 @@ import {
   transpose,
   type FloatArray,
 } from "./kernels.ts";
+import { attentionBackward, attentionForward } from "./attention.ts";
 import { chainLayout, type AttentionLayout } from "./attention-layout.ts";
 import type { ModelShape, ModelWeights } from "./layout.ts";
 
@@ -25,7 +25,7 @@ export interface LayerActivations {
   ln1Mean: FloatArray;
   ln1Rstd: FloatArray;
   qkv: FloatArray;
-  /** [heads, path entries]: token t's weights over `layout.path[pathStart[t] ..]`. */
+  /** [heads, path entries]: token t's weights over its path, from `layout.pathStart[t]`. */
   probs: FloatArray;
   att: FloatArray;
   x1: FloatArray;
@@ -56,7 +56,7 @@ export function forwardSequence(w: ModelWeights, shape: ModelShape, ids: readonl
 export function forwardLayout(w: ModelWeights, shape: ModelShape, layout: AttentionLayout): ForwardPass {
   const { ids } = layout;
   const T = ids.length;
-  const P = layout.path.length;
+  const P = layout.pathStart[T]!;
   const { dim: D, heads: H, mlpDim: M, vocabSize: V } = shape;
   const like = w.buffer;
   let x = allocLike(like, T * D);
@@ -106,97 +106,6 @@ export function forwardLayout(w: ModelWeights, shape: ModelShape, layout: Attent
   return { ids, length: T, layout, layers, xOut: x, lnf, lnfMean, lnfRstd, logits };
 }
 
-/** Softmax attention per head over q, k, v packed in `qkv` ([T, 3·D]); token t sees its layout path. */
-function attentionForward(out: FloatArray, probs: FloatArray, qkv: FloatArray, layout: AttentionLayout, D: number, H: number): void {
-  const { path, pathStart } = layout;
-  const T = layout.ids.length;
-  const P = path.length;
-  const hd = D / H;
-  const scale = 1 / Math.sqrt(hd);
-  const stride = 3 * D;
-  out.fill(0);
-  for (let h = 0; h < H; h++) {
-    const qo = h * hd;
-    const ko = D + h * hd;
-    const vo = 2 * D + h * hd;
-    for (let t = 0; t < T; t++) {
-      const base = pathStart[t]!;
-      const n = pathStart[t + 1]! - base;
-      const row = h * P + base;
-      const qt = t * stride + qo;
-      let max = -Infinity;
-      for (let j = 0; j < n; j++) {
-        const sc = dot(qkv, qt, qkv, path[base + j]! * stride + ko, hd) * scale;
-        probs[row + j] = sc;
-        if (sc > max) max = sc;
-      }
-      let sum = 0;
-      for (let j = 0; j < n; j++) {
-        const e = Math.exp(probs[row + j]! - max);
-        probs[row + j] = e;
-        sum += e;
-      }
-      const inv = 1 / sum;
-      const ot = t * D + h * hd;
-      for (let j = 0; j < n; j++) {
-        const p = probs[row + j]! * inv;
-        probs[row + j] = p;
-        const vs = path[base + j]! * stride + vo;
-        for (let i = 0; i < hd; i++) out[ot + i]! += p * qkv[vs + i]!;
-      }
-    }
-  }
-}
-
-function attentionBackward(
-  dqkv: FloatArray,
-  dOut: FloatArray,
-  probs: FloatArray,
-  qkv: FloatArray,
-  layout: AttentionLayout,
-  D: number,
-  H: number,
-  dp: Float64Array,
-): void {
-  const { path, pathStart } = layout;
-  const T = layout.ids.length;
-  const P = path.length;
-  const hd = D / H;
-  const scale = 1 / Math.sqrt(hd);
-  const stride = 3 * D;
-  dqkv.fill(0);
-  for (let h = 0; h < H; h++) {
-    const qo = h * hd;
-    const ko = D + h * hd;
-    const vo = 2 * D + h * hd;
-    for (let t = 0; t < T; t++) {
-      const base = pathStart[t]!;
-      const n = pathStart[t + 1]! - base;
-      const row = h * P + base;
-      const ot = t * D + h * hd;
-      let sumPdP = 0;
-      for (let j = 0; j < n; j++) {
-        const vs = path[base + j]! * stride + vo;
-        const p = probs[row + j]!;
-        for (let i = 0; i < hd; i++) dqkv[vs + i]! += p * dOut[ot + i]!;
-        const d = dot(dOut, ot, qkv, vs, hd);
-        dp[j] = d;
-        sumPdP += p * d;
-      }
-      const qt = t * stride + qo;
-      for (let j = 0; j < n; j++) {
-        const ds = probs[row + j]! * (dp[j]! - sumPdP) * scale;
-        if (ds === 0) continue;
-        const ks = path[base + j]! * stride + ko;
-        for (let i = 0; i < hd; i++) {
-          dqkv[qt + i]! += ds * qkv[ks + i]!;
-          dqkv[ks + i]! += ds * qkv[qt + i]!;
-        }
-      }
-    }
-  }
-}
-
 /** The weight matrices transposed ([in, out]), for the input gradients; valid while the weights are unchanged. */
 export interface TransposedWeights {
   layers: Array<{ wqkv: FloatArray; wo: FloatArray; w1: FloatArray; w2: FloatArray }>;
@@ -239,9 +148,6 @@ export function backwardSequence(
   const dh = allocLike(like, T * M);
   const dTmp = allocLike(like, T * D);
   const dqkv = allocLike(like, T * 3 * D);
-  let longest = 0;
-  for (let t = 0; t < T; t++) longest = Math.max(longest, pass.layout.positions[t]! + 1);
-  const dp = new Float64Array(longest);
   for (let l = w.layers.length - 1; l >= 0; l--) {
     const lw = w.layers[l]!;
     const lt = wT.layers[l]!;
@@ -254,7 +160,7 @@ export function backwardSequence(
     layerNormBackward(dx, lg.ln2g, lg.ln2b, dTmp, a.x1, a.ln2Mean, a.ln2Rstd, lw.ln2g, T, D);
     // Attention: x1 = xIn + Wo attn(Wqkv ln1(xIn)).
     linearBackward(dTmp, lg.wo, lg.bo, dx, a.att, lt.wo, T, D, D, dyT, xT);
-    attentionBackward(dqkv, dTmp, a.probs, a.qkv, pass.layout, D, H, dp);
+    attentionBackward(dqkv, dTmp, a.probs, a.qkv, pass.layout, D, H);
     linearBackward(dTmp, lg.wqkv, lg.bqkv, dqkv, a.ln1, lt.wqkv, T, D, 3 * D, dyT, xT);
     layerNormBackward(dx, lg.ln1g, lg.ln1b, dTmp, a.xIn, a.ln1Mean, a.ln1Rstd, lw.ln1g, T, D);
   }

@@ -13,6 +13,7 @@ import {
   scoreReferenceTree,
   scoreSequence,
   transposeWeights,
+  treeBudget,
   viewWeights,
   type ModelShape,
   type ModelWeights,
@@ -33,7 +34,7 @@ function batchLoss(path: Path, w: ModelWeights, grads: ModelWeights, shape: Mode
   const totals = createLossTotals();
   const wT = transposeWeights(w, shape);
   if (path === "tree") {
-    for (const p of packTreeBatch(samples, 16)) {
+    for (const p of packTreeBatch(samples, treeBudget(shape))) {
       accumulateTree(w, wT, grads, shape, p, scoreReferenceTree(ref, shape, p), tokens, PARAMS, totals);
     }
     return totals.loss;
@@ -84,7 +85,7 @@ describe.each([
     const scratch = viewWeights(layout, new Float64Array(layout.size));
     const samples = makeSamples(w, shape, rng);
     batchLoss(path, w, grads, shape, samples, ref);
-    if (path === "tree") expect(packTreeBatch(samples, 16)[0]!.layout.ids.length).toBeLessThanOrEqual(9 + 6 + 12 - 5);
+    if (path === "tree") expect(packTreeBatch(samples, treeBudget(shape))[0]!.layout.ids.length).toBeLessThanOrEqual(9 + 6 + 12 - 5);
 
     const h = 1e-5;
     let checked = 0;

@@ -14,9 +14,11 @@ import {
   createLossTotals,
   initWeights,
   packTreeBatch,
+  readLayoutPath,
   scoreReference,
   scoreReferenceTree,
   transposeWeights,
+  treeBudget,
   viewWeights,
   type LossTotals,
   type ModelShape,
@@ -24,6 +26,7 @@ import {
 } from "../../../../server/engines/embedded/index.ts";
 import { createEmbeddedTokenizer } from "../../../../server/tokenizers/embedded.ts";
 import { mergeTimelines } from "../../../../server/training/merge-timelines.ts";
+import type { TrieBudget } from "../../../../server/training/prefix-tree.ts";
 import type { TrainSample } from "../../../../server/training/sample.ts";
 import { recordEpisode, type ScriptStep, type StepKind } from "../../training/helpers/record-episode.ts";
 
@@ -50,7 +53,8 @@ const sampleSpec = fc.record({
 const batchSpec = fc.record({
   prompt: fc.array(fc.integer({ min: 0, max: 10 }), { minLength: 1, maxLength: 8 }),
   samples: fc.array(sampleSpec, { minLength: 1, maxLength: 9 }),
-  perPack: fc.integer({ min: 1, max: 10 }),
+  // Tries from one sample each (splitting every shared prefix) to the whole batch in one.
+  budget: fc.record({ nodeCost: fc.constantFrom(0, 3, 40), maxCost: fc.integer({ min: 1, max: 4000 }) }),
   kl: fc.boolean(),
   supervised: fc.boolean(),
   seed: fc.nat(1000),
@@ -103,15 +107,17 @@ function treeStep(
   w: ModelWeights,
   ref: ModelWeights | null,
   samples: TrainSample[],
-  perPack: number,
+  budget: TrieBudget,
   params: { clipEps: number; klCoef: number; supervised: boolean },
 ) {
   const grads = viewWeights(createLayout(SHAPE), new Float64Array(w.buffer.length));
   const totals = createLossTotals();
   const tokens = samples.reduce((n, s) => n + countLossTokens(s), 0);
   const wT = transposeWeights(w, SHAPE);
-  const packs = packTreeBatch(samples, perPack);
+  const packs = packTreeBatch(samples, budget);
   for (const p of packs) {
+    // Each token's attention path is its trie path.
+    p.paths.forEach((path) => path.forEach((node, t) => expect(readLayoutPath(p.layout, node)).toEqual(path.slice(0, t + 1))));
     accumulateTree(w, wT, grads, SHAPE, p, ref ? scoreReferenceTree(ref, SHAPE, p) : undefined, tokens, params, totals);
   }
   return { grads: grads.buffer, totals, treeTokens: packs.reduce((n, p) => n + p.layout.ids.length, 0) };
@@ -132,7 +138,7 @@ describe("tree training (embedded)", () => {
         const { w, ref } = float64Model(spec.seed);
         const params = { clipEps: 0.2, klCoef: spec.kl ? 0.3 : 0, supervised: spec.supervised };
         const flat = flatStep(w, spec.kl ? ref : null, samples, params);
-        const tree = treeStep(w, spec.kl ? ref : null, samples, spec.perPack, params);
+        const tree = treeStep(w, spec.kl ? ref : null, samples, spec.budget, params);
         expectTotalsClose(flat.totals, tree.totals);
         let scale = 0;
         for (let i = 0; i < flat.grads.length; i++) scale = Math.max(scale, Math.abs(flat.grads[i]!));
@@ -155,15 +161,14 @@ describe("tree training (embedded)", () => {
       advantage: 1,
       weight: 1,
     }));
-    const packs = packTreeBatch(samples, 16);
+    const packs = packTreeBatch(samples, treeBudget(SHAPE));
     expect(packs).toHaveLength(1);
     expect(packs[0]!.layout.ids).toHaveLength(5 + 3 * 2);
     // Each branch's tokens see the prompt and their own branch, never a sibling's.
     const p = packs[0]!;
     for (const path of p.paths) {
       const leaf = path[path.length - 1]!;
-      const seen = [...p.layout.path.subarray(p.layout.pathStart[leaf]!, p.layout.pathStart[leaf + 1]!)];
-      expect(seen).toEqual(path);
+      expect(readLayoutPath(p.layout, leaf)).toEqual(path);
     }
   });
 });
