@@ -3,6 +3,8 @@
  * check: empty, whitespace, huge, unicode, JSON-looking, markup and control characters, then seeded
  * random text. Deterministic from the seed, so a failure replays.
  */
+import { createRng } from "../scheduler/rng.ts";
+
 const ADVERSARIAL = [
   "",
   " \n\t ",
@@ -17,18 +19,6 @@ const ADVERSARIAL = [
   "-1e309 NaN Infinity 0x7fffffff",
   "constructor prototype __proto__ toString hasOwnProperty",
 ];
-
-/** A small seeded PRNG (mulberry32): the same seed gives the same actions on every machine. */
-function createRng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 .,:;!?-+*/=()[]{}<>\"'\\\n\té😀中";
 

@@ -3,6 +3,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import { z } from "zod";
+import { createRng } from "../../hub/scheduler/rng.ts";
 
 /**
  * TEST DOUBLE of a vLLM OpenAI-compatible server, for CI where no GPU is: `/v1/completions` in
@@ -111,17 +112,6 @@ function logSoftmax(salt: number, prev2: number, prev1: number, vocab: number): 
   return logits;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Samples with temperature and top-p from raw log-probs; temperature 0 is greedy. */
 function sampleToken(lp: Float64Array, temperature: number, topP: number, rand: () => number): number {
   const ids = Array.from(lp.keys()).sort((a, b) => lp[b]! - lp[a]!);
@@ -199,7 +189,7 @@ export function buildVllmDouble(opts: VllmDoubleOptions = {}): VllmDouble {
   async function complete(body: z.infer<typeof CompletionRequestSchema>, prompt: number[], reply: FastifyReply, arrived: number) {
     const startWeights = weights;
     const salt = hash32(hashString(body.model), weights);
-    const rand = mulberry32(body.seed ?? hash32(...randomBytes(4)));
+    const rand = createRng(body.seed ?? hash32(...randomBytes(4)));
     const ctx = [...prompt];
     const outputIds: number[] = [];
     const logprobs: number[] = [];

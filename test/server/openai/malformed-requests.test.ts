@@ -2,18 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestServer } from "../helpers/build-test-server.ts";
 import { scriptedEngine } from "../helpers/scripted-engine.ts";
-
-/** A small deterministic PRNG (mulberry32), so a failure names a reproducible case. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { createRng as rng } from "../../../hub/scheduler/rng.ts";
 
 interface Case {
   label: string;
