@@ -1,12 +1,7 @@
+import { AgentJetError } from "../errors/index.ts";
+
 /** Errors of the sandbox drivers. Expected failures of an episode are `Outcome` values; these are for misuse and setup. */
-export class PluginError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "PluginError";
-    this.code = code;
-  }
-}
+export class PluginError extends AgentJetError {}
 
 export class BundleBuiltinError extends PluginError {
   constructor(message: string) {

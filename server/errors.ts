@@ -1,9 +1,4 @@
-/** The base of every coded server error. `code` is stable (`AJ_ERR_...`); tests assert on it. */
-export class AgentJetServerError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+import { AgentJetError } from "../errors/index.ts";
+
+/** The base of every coded server error. `code` is stable (`AJ_ERR_...`, registered in errors/codes.ts); tests assert on it. */
+export class AgentJetServerError extends AgentJetError {}

@@ -11,12 +11,8 @@ export interface Command {
   run(argv: string[]): Promise<number>;
 }
 
-/** Exit codes shared by every command. */
-export const EXIT = {
-  ok: 0,
-  failure: 1,
-  usage: 2,
-  notFound: 3,
-  integrity: 4,
-  interrupted: 130,
-} as const;
+/**
+ * Exit codes shared by every command, and the exit code of an error's `code`, from the one table
+ * (errors/codes.ts, docs/errors.md): every command maps a coded error to its exit code with `exitCodeFor`.
+ */
+export { EXIT, exitCodeFor } from "../../errors/index.ts";

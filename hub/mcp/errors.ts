@@ -1,16 +1,15 @@
+import { AgentJetError } from "../../errors/index.ts";
+
 /**
  * Errors of `agentjet mcp`'s tools. A tool that throws one answers `isError: true` with
  * `{ ok: false, error: { code, message, details } }` as its structured content; errors of the code it
  * calls (`AJ_ERR_USAGE` from `env init`, `AJ_ERR_NOT_INSTALLED` from `env test`, ...) keep their codes.
  */
-export class McpToolError extends Error {
-  readonly code: string;
+export class McpToolError extends AgentJetError {
   /** Structured facts about the error (config issues, the run's state), when there are any. */
   readonly details: unknown;
   constructor(code: string, message: string, options?: { cause?: unknown; details?: unknown }) {
-    super(message, options);
-    this.name = "McpToolError";
-    this.code = code;
+    super(code, message, options);
     this.details = options?.details;
   }
 }

@@ -1,12 +1,7 @@
+import { AgentJetError } from "../../errors/index.ts";
+
 /** Errors of the registry and the packer. Each carries a stable `code`; tests assert on it. */
-export class RegistryError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "RegistryError";
-    this.code = code;
-  }
-}
+export class RegistryError extends AgentJetError {}
 
 export class InvalidRegistryError extends RegistryError {
   constructor(message: string, cause?: unknown) {

@@ -1,12 +1,7 @@
+import { AgentJetError } from "../../errors/index.ts";
+
 /** Errors of the scheduler. Expected outcomes (a lost client, a failed episode) are values, not these. */
-export class SchedulerError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "SchedulerError";
-    this.code = code;
-  }
-}
+export class SchedulerError extends AgentJetError {}
 
 export class NoTasksError extends SchedulerError {
   constructor(env: string, split: string) {

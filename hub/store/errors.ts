@@ -1,12 +1,7 @@
+import { AgentJetError } from "../../errors/index.ts";
+
 /** Errors of the env store. Each carries a stable `code`; the CLI maps codes to exit codes. */
-export class StoreError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "StoreError";
-    this.code = code;
-  }
-}
+export class StoreError extends AgentJetError {}
 
 /** The content's sha256 differs from the pinned one: nothing was installed. */
 export class IntegrityError extends StoreError {

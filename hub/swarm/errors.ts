@@ -1,3 +1,4 @@
+import { AgentJetError } from "../../errors/index.ts";
 import { SWARM_FATAL_ERRORS } from "../../sdk/swarm/protocol.ts";
 
 /** Stable codes the swarm plugin sends in `error` frames before it closes a socket. */
@@ -7,3 +8,10 @@ export const SWARM_ERRORS = {
   closing: "AJ_ERR_SWARM_CLOSING",
   ...SWARM_FATAL_ERRORS,
 } as const;
+
+/** A `--workflow` file whose module exports no workflow function. */
+export class WorkflowExportError extends AgentJetError {
+  constructor(file: string) {
+    super("AJ_ERR_CLIENT_WORKFLOW", `${file} exports no workflow function (export const workflow = ...)`);
+  }
+}

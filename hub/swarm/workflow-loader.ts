@@ -4,6 +4,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import type { Workflow } from "../../sdk/swarm/workflow.ts";
+import { WorkflowExportError } from "./errors.ts";
 
 /**
  * Loads a user's workflow file (`export const workflow`, or a default export). It is bundled with its
@@ -36,7 +37,7 @@ export function createWorkflowLoader(file: string, options: { watch: boolean; on
     try {
       const mod = (await import(pathToFileURL(out).href)) as { workflow?: unknown; default?: unknown };
       const workflow = mod.workflow ?? mod.default;
-      if (typeof workflow !== "function") throw new TypeError(`${file} exports no workflow function (export const workflow = ...)`);
+      if (typeof workflow !== "function") throw new WorkflowExportError(file);
       return workflow as Workflow;
     } finally {
       await rm(out, { force: true });

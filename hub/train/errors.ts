@@ -1,12 +1,7 @@
+import { AgentJetError } from "../../errors/index.ts";
+
 /** Errors of `agentjet train`. An episode that fails is an outcome, never one of these. */
-export class TrainError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "TrainError";
-    this.code = code;
-  }
-}
+export class TrainError extends AgentJetError {}
 
 export class RunDirInUseError extends TrainError {
   constructor(runDir: string) {
@@ -32,6 +27,13 @@ export class UnknownExampleError extends TrainError {
 export class EnvironmentSetupError extends TrainError {
   constructor(env: string, cause: unknown) {
     super("AJ_ERR_TRAIN_ENVIRONMENT", `environment '${env}' could not be installed or opened: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** A config entry's `path` holds another plugin, or another version, than the entry names. */
+export class PluginMismatchError extends TrainError {
+  constructor(message: string) {
+    super("AJ_ERR_TRAIN_PLUGIN_MISMATCH", message);
   }
 }
 

@@ -4,9 +4,9 @@ import { openEnvironment } from "../../plugins/index.ts";
 import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
 import type { EnvironmentEntry, RunConfig } from "../../server/config/run-config.ts";
 import { ManifestSchema } from "../../sdk/env/manifest.ts";
-import { addEnvironment, type InstalledEnvironment, resolveInstalled } from "../store/index.ts";
+import { addEnvironment, type InstalledEnvironment, NotInstalledError, resolveInstalled } from "../store/index.ts";
 import { hashPluginDir } from "../swarm/hash-plugin-dir.ts";
-import { EnvironmentSetupError } from "./errors.ts";
+import { EnvironmentSetupError, PluginMismatchError } from "./errors.ts";
 
 export interface PreparedEnvironment {
   name: string;
@@ -61,7 +61,7 @@ export async function prepareEnvironments(
             onProgress: options.log,
           });
           installed = resolveInstalled(entry.name, entry.version, { projectDir: options.projectDir });
-          if (!installed) throw new Error("the store does not list it after installing");
+          if (!installed) throw new NotInstalledError(`${entry.name}: the store does not list it after installing`);
         }
         const runtime = await openEnvironment({
           dir: installed.dir,
@@ -88,8 +88,8 @@ export async function prepareEnvironments(
 async function openLocalPlugin(entry: EnvironmentEntry, config: RunConfig, projectDir: string): Promise<PreparedEnvironment> {
   const dir = resolve(projectDir, entry.path!);
   const manifest = ManifestSchema.parse(JSON.parse(readFileSync(join(dir, "agentjet.env.json"), "utf8")));
-  if (manifest.name !== entry.name) throw new Error(`${dir} holds the plugin '${manifest.name}', not '${entry.name}'`);
-  if (entry.version !== undefined && manifest.version !== entry.version) throw new Error(`${dir} holds version ${manifest.version}, the config asks for ${entry.version}`);
+  if (manifest.name !== entry.name) throw new PluginMismatchError(`${dir} holds the plugin '${manifest.name}', not '${entry.name}'`);
+  if (entry.version !== undefined && manifest.version !== entry.version) throw new PluginMismatchError(`${dir} holds version ${manifest.version}, the config asks for ${entry.version}`);
   const installed: InstalledEnvironment = {
     name: manifest.name,
     version: manifest.version,

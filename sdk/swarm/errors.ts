@@ -1,12 +1,7 @@
+import { AgentJetError } from "../../errors/index.ts";
+
 /** Errors of the swarm client. Expected outcomes (a lost connection, a failed episode) are values or events. */
-export class SwarmClientError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "SwarmClientError";
-    this.code = code;
-  }
-}
+export class SwarmClientError extends AgentJetError {}
 
 /** Codes of the refusals `SwarmClient.start()` rejects with (besides `SWARM_FATAL_ERRORS` from the server). */
 export const SWARM_CLIENT_ERRORS = {

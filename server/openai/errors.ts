@@ -7,7 +7,7 @@ export class HttpError extends AgentJetServerError {
   readonly type: string;
   readonly param: string | null;
   constructor(status: number, code: string, message: string, opts: { type?: string; param?: string | null; cause?: unknown } = {}) {
-    super(code, message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    super(code, message, { cause: opts.cause, httpStatus: status });
     this.status = status;
     this.type = opts.type ?? typeForStatus(status);
     this.param = opts.param ?? null;

@@ -4,7 +4,7 @@ import { ENV_MISMATCH_CODE } from "../../../sdk/swarm/protocol.ts";
 import { resolveClientEnvs } from "../../swarm/client-environments.ts";
 import { reloadLocalPlugins } from "../../swarm/reload-local-plugins.ts";
 import { createWorkflowLoader } from "../../swarm/workflow-loader.ts";
-import { type Command, EXIT } from "../command.ts";
+import { type Command, EXIT, exitCodeFor } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `agentjet client --server URL [options]
@@ -126,8 +126,12 @@ export const command: Command = {
       },
     });
     const reloader = args.watch ? reloadLocalPlugins({ sources, opened, client, log }) : null;
+    let fatalCode: string | undefined;
     const ended = new Promise<NodeJS.Signals | "fatal">((resolve) => {
-      fatal = () => resolve("fatal");
+      fatal = (code) => {
+        fatalCode = code;
+        resolve("fatal");
+      };
       onInterrupt(resolve, () => process.exit(EXIT.interrupted));
     });
     // A refusal ends `ended` too (through onEvent); start() rejecting says nothing more.
@@ -139,7 +143,7 @@ export const command: Command = {
     await client.stop();
     await retired;
     await Promise.all([...opened.values()].map((o) => o.runtime.close()));
-    return signal === "fatal" ? EXIT.failure : EXIT.interrupted;
+    return signal === "fatal" ? exitCodeFor(fatalCode) : EXIT.interrupted;
   },
 };
 

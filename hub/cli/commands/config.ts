@@ -1,23 +1,26 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { runConfigJsonSchema } from "../../../server/config/json-schema.ts";
-import { type Command, EXIT } from "../command.ts";
+import { type Command, EXIT, exitCodeFor } from "../command.ts";
 import { renderConfigDocs } from "../../../server/config/config-docs.ts";
+import { renderErrorDocs } from "../../../errors/index.ts";
 
 export const command: Command = {
   name: "config",
   summary: "Run-config tools: `config schema` prints the JSON Schema for editors",
   help: `Usage: agentjet config schema [--out <file>]
        agentjet config docs [--out <file>]
+       agentjet config errors [--out <file>]
 
 schema  Prints the JSON Schema of the run config (YAML), so editors can complete and check configs.
 docs    Prints the reference of every run-config field (Markdown), made from the same schema.
+errors  Prints every error code with its meaning, HTTP status and exit code (Markdown, docs/errors.md).
 With VS Code's YAML extension, put this first in a config:
   # yaml-language-server: $schema=./run-config.schema.json
 
 Options:
   --out <file>  Write the schema to a file instead of standard output
-  --json        Print one JSON object: {"ok":true,"schema":{...}}, {"ok":true,"docs":"..."} or, with
+  --json        Print one JSON object: {"ok":true,"schema":{...}}, {"ok":true,"docs":"..."} (docs, errors) or, with
                 --out, {"ok":true,"out":"<file>"}; an error: {"ok":false,"error":{"code","message"}}
   --help        Show this help
 
@@ -27,7 +30,7 @@ Exit codes: 0 ok, 2 usage.`,
     const fail = (message: string): number => {
       console.error(`agentjet config: ${message}`);
       if (json) console.log(JSON.stringify({ ok: false, error: { code: "AJ_ERR_USAGE", message: message.split("\n\n")[0] } }));
-      return EXIT.usage;
+      return exitCodeFor("AJ_ERR_USAGE");
     };
     let parsed;
     try {
@@ -37,8 +40,9 @@ Exit codes: 0 ok, 2 usage.`,
     }
     const { values, positionals } = parsed;
     const what = positionals[0];
-    if (what !== "schema" && what !== "docs") return fail(`expected 'schema' or 'docs'\n\n${this.help}`);
-    const text = what === "schema" ? `${JSON.stringify(runConfigJsonSchema(), null, 2)}\n` : renderConfigDocs(runConfigJsonSchema());
+    if (what !== "schema" && what !== "docs" && what !== "errors") return fail(`expected 'schema', 'docs' or 'errors'\n\n${this.help}`);
+    const text =
+      what === "schema" ? `${JSON.stringify(runConfigJsonSchema(), null, 2)}\n` : what === "docs" ? renderConfigDocs(runConfigJsonSchema()) : renderErrorDocs();
     if (values.out) {
       writeFileSync(values.out, text);
       console.error(`config: wrote ${values.out}`);

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildReport } from "../../report/build-report.ts";
-import { type Command, EXIT } from "../command.ts";
+import { type Command, EXIT, exitCodeFor } from "../command.ts";
 
 export const command: Command = {
   name: "report",
@@ -21,22 +21,22 @@ Exit codes: 0 written, 2 usage, 3 not a run directory. With --json an error prin
 {"ok":false,"error":{"code":"AJ_ERR_...","message":"..."}} on standard output.`,
   async run(argv) {
     const json = argv.includes("--json");
-    const fail = (code: string, message: string, exit: number): number => {
+    const fail = (code: string, message: string): number => {
       console.error(`agentjet report: ${message}`);
       if (json) console.log(JSON.stringify({ ok: false, error: { code, message: message.split("\n\n")[0] } }));
-      return exit;
+      return exitCodeFor(code);
     };
     let parsed;
     try {
       parsed = parseArgs({ args: argv, options: { json: { type: "boolean", default: false } }, allowPositionals: true });
     } catch (err) {
-      return fail("AJ_ERR_USAGE", `${(err as Error).message}\n\n${this.help}`, EXIT.usage);
+      return fail("AJ_ERR_USAGE", `${(err as Error).message}\n\n${this.help}`);
     }
     const { values, positionals } = parsed;
     const dir = positionals[0];
-    if (!dir) return fail("AJ_ERR_USAGE", `missing <run-dir>\n\n${this.help}`, EXIT.usage);
+    if (!dir) return fail("AJ_ERR_USAGE", `missing <run-dir>\n\n${this.help}`);
     if (!existsSync(join(dir, "metrics.jsonl"))) {
-      return fail("AJ_ERR_REPORT_NOT_A_RUN_DIR", `${join(dir, "metrics.jsonl")} not found: is ${dir} a run directory?`, EXIT.notFound);
+      return fail("AJ_ERR_REPORT_NOT_A_RUN_DIR", `${join(dir, "metrics.jsonl")} not found: is ${dir} a run directory?`);
     }
     const summary = await buildReport(dir);
     if (values.json) console.log(JSON.stringify(summary));

@@ -4,7 +4,7 @@ import { describeTokens } from "../../../server/app/auth-tokens.ts";
 import { AuthConfigError } from "../../../server/app/errors.ts";
 import { formatConfigIssues, loadRunConfig } from "../../../server/config/load-run-config.ts";
 import { TrainingService } from "../../run/service.ts";
-import { type Command, EXIT } from "../command.ts";
+import { type Command, EXIT, exitCodeFor } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `Usage: agentjet serve [--config <run.yaml>] [--host <addr>] [--port <n>] [--run-dir <dir>]
@@ -107,7 +107,7 @@ export const command: Command = {
       const loaded = await loadRunConfig(values.config);
       if (loaded.kind !== "ok") {
         console.error(`agentjet serve: invalid run config\n${formatConfigIssues(loaded)}`);
-        return loaded.kind === "unreadable" ? EXIT.notFound : EXIT.usage;
+        return exitCodeFor(loaded.kind === "unreadable" ? "AJ_ERR_CONFIG_UNREADABLE" : "AJ_ERR_INVALID_CONFIG");
       }
       config = loaded.config;
     }
@@ -126,7 +126,7 @@ export const command: Command = {
     } catch (err) {
       if (err instanceof AuthConfigError) {
         console.error(`agentjet serve: ${err.code}: ${err.message}`);
-        return EXIT.usage;
+        return exitCodeFor(err.code);
       }
       if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
         console.error(`agentjet serve: the port is in use (${(err as Error).message}); pick another with --port, or --port 0 for a free one`);

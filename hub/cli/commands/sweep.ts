@@ -8,7 +8,7 @@ import { expandSweep, formatValue } from "../../sweep/expand.ts";
 import { runSweep, type SweepResult } from "../../sweep/run-sweep.ts";
 import { loadSweepFile } from "../../sweep/sweep-file.ts";
 import { buildSweepReport } from "../../sweep/sweep-report.ts";
-import { type Command, EXIT } from "../command.ts";
+import { type Command, EXIT, exitCodeFor } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `Usage: agentjet sweep <sweep.yaml> [options]
@@ -69,8 +69,6 @@ Examples:
   agentjet sweep examples/sweeps/quickstart.yaml --dry-run
   agentjet sweep --resume sweeps/qs-1
   agentjet sweep report sweeps/qs-1`;
-
-const EXIT_OF: Record<SweepError["kind"], number> = { usage: EXIT.usage, "not-found": EXIT.notFound, failure: EXIT.failure };
 
 const pct = (x: number | null): string => (x === null ? "-" : `${(x * 100).toFixed(1)}%`);
 const finalText = (f: FinalMetrics | null): string =>
@@ -159,17 +157,17 @@ async function runWithSignals(run: (signal: AbortSignal, force: AbortSignal) => 
 
 async function main(out: Output, values: Values, positionals: string[]): Promise<number> {
   if (positionals[0] === "report") {
-    if (positionals.length !== 2) throw new SweepError("AJ_ERR_SWEEP_USAGE", "usage", "give the campaign directory: agentjet sweep report <campaign-dir>");
+    if (positionals.length !== 2) throw new SweepError("AJ_ERR_SWEEP_USAGE", "give the campaign directory: agentjet sweep report <campaign-dir>");
     return report(positionals[1]!, values.json);
   }
   const parallel = values.parallel === undefined ? undefined : Number(values.parallel);
   if (parallel !== undefined && !(Number.isInteger(parallel) && parallel >= 1 && parallel <= 256)) {
-    throw new SweepError("AJ_ERR_SWEEP_USAGE", "usage", `--parallel must be an integer 1-256, got '${values.parallel}'`);
+    throw new SweepError("AJ_ERR_SWEEP_USAGE", `--parallel must be an integer 1-256, got '${values.parallel}'`);
   }
   const projectDir = process.cwd();
   if (values.resume !== undefined) {
     if (positionals.length > 0 || values["campaign-dir"] !== undefined || values["dry-run"]) {
-      throw new SweepError("AJ_ERR_SWEEP_USAGE", "usage", "--resume takes the campaign directory alone (no sweep file, --campaign-dir or --dry-run)");
+      throw new SweepError("AJ_ERR_SWEEP_USAGE", "--resume takes the campaign directory alone (no sweep file, --campaign-dir or --dry-run)");
     }
     const dir = resolve(values.resume);
     const campaign = readCampaign(dir);
@@ -179,8 +177,8 @@ async function main(out: Output, values: Values, positionals: string[]): Promise
       out,
     );
   }
-  if (positionals.length !== 1) throw new SweepError("AJ_ERR_SWEEP_USAGE", "usage", "give exactly one of <sweep.yaml>, --resume <campaign-dir> or report <campaign-dir>");
-  if (values["retry-failed"]) throw new SweepError("AJ_ERR_SWEEP_USAGE", "usage", "--retry-failed goes with --resume");
+  if (positionals.length !== 1) throw new SweepError("AJ_ERR_SWEEP_USAGE", "give exactly one of <sweep.yaml>, --resume <campaign-dir> or report <campaign-dir>");
+  if (values["retry-failed"]) throw new SweepError("AJ_ERR_SWEEP_USAGE", "--retry-failed goes with --resume");
   const loaded = await loadSweepFile(positionals[0]!);
   const runs = expandSweep(loaded);
   const dir = resolve(values["campaign-dir"] ?? join("sweeps", loaded.sweep.name));
@@ -222,7 +220,7 @@ export const command: Command = {
     try {
       parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS, strict: true });
     } catch (err) {
-      out.error(new SweepError("AJ_ERR_SWEEP_USAGE", "usage", (err as Error).message));
+      out.error(new SweepError("AJ_ERR_SWEEP_USAGE", (err as Error).message));
       if (!json) process.stderr.write(`\n${HELP}\n`);
       return EXIT.usage;
     }
@@ -231,11 +229,11 @@ export const command: Command = {
     } catch (err) {
       if (err instanceof SweepError) {
         out.error(err);
-        return EXIT_OF[err.kind];
+        return exitCodeFor(err.code);
       }
       // Anything else (an environment that will not install, a campaign directory that cannot be written) still ends as a coded line.
       const code = (err as { code?: unknown }).code;
-      out.error(new SweepError(typeof code === "string" && code.startsWith("AJ_ERR_") ? code : "AJ_ERR_SWEEP_FAILED", "failure", (err as Error).message, { cause: err }));
+      out.error(new SweepError(typeof code === "string" && code.startsWith("AJ_ERR_") ? code : "AJ_ERR_SWEEP_FAILED", (err as Error).message, { cause: err }));
       return EXIT.failure;
     }
   },

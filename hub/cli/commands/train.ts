@@ -6,7 +6,7 @@ import { type RunConfig, RunConfigSchema } from "../../../server/config/run-conf
 import { TrainError, UnknownExampleError } from "../../train/errors.ts";
 import { createProgress, type ProgressMode } from "../../train/progress.ts";
 import { runTraining } from "../../train/run-training.ts";
-import { type Command, EXIT } from "../command.ts";
+import { type Command, EXIT, exitCodeFor } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
 const EXAMPLES_DIR = join(import.meta.dirname, "..", "..", "..", "examples");
@@ -66,11 +66,11 @@ Examples:
   agentjet train --example quickstart --deterministic --run-dir runs/det-1
   agentjet config docs        # every run config field`;
 
-/** An error's message on stderr and, with --json, `{ ok: false, error }` on stdout; gives the exit code. */
-function fail(json: boolean, code: string, message: string, exit: number): number {
+/** An error's message on stderr and, with --json, `{ ok: false, error }` on stdout; gives the code's exit code. */
+function fail(json: boolean, code: string, message: string): number {
   console.error(`agentjet train: ${message}`);
   if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message: message.split("\n\n")[0] } })}\n`);
-  return exit;
+  return exitCodeFor(code);
 }
 
 interface Parsed {
@@ -105,17 +105,17 @@ async function parse(argv: string[]): Promise<Parsed | number> {
       strict: true,
     }));
   } catch (err) {
-    return fail(json, "AJ_ERR_USAGE", `${(err as Error).message}\n\n${HELP}`, EXIT.usage);
+    return fail(json, "AJ_ERR_USAGE", `${(err as Error).message}\n\n${HELP}`);
   }
   const sources = [positionals.length > 0, values.example !== undefined, values.resume !== undefined].filter(Boolean).length;
   if (sources !== 1 || positionals.length > 1) {
-    return fail(json, "AJ_ERR_USAGE", `give exactly one of <config.yaml>, --example <name> or --resume <run-dir>\n\n${HELP}`, EXIT.usage);
+    return fail(json, "AJ_ERR_USAGE", `give exactly one of <config.yaml>, --example <name> or --resume <run-dir>\n\n${HELP}`);
   }
   const int = (flag: string, v: string | undefined, min: number, max: number): number | undefined | null => {
     if (v === undefined) return undefined;
     const n = Number(v);
     if (!Number.isInteger(n) || n < min || n > max) {
-      fail(json, "AJ_ERR_USAGE", `--${flag} must be an integer ${min}-${max}, got '${v}'`, EXIT.usage);
+      fail(json, "AJ_ERR_USAGE", `--${flag} must be an integer ${min}-${max}, got '${v}'`);
       return null;
     }
     return n;
@@ -125,7 +125,7 @@ async function parse(argv: string[]): Promise<Parsed | number> {
   const warmSteps = int("warm-start", values["warm-start"], 0, 1_000_000);
   if (port === null || steps === null || warmSteps === null) return EXIT.usage;
   if (values.resume !== undefined && (values.from !== undefined || warmSteps !== undefined)) {
-    return fail(json, "AJ_ERR_USAGE", "--from and --warm-start start a run; a resumed run continues from its own checkpoint", EXIT.usage);
+    return fail(json, "AJ_ERR_USAGE", "--from and --warm-start start a run; a resumed run continues from its own checkpoint");
   }
 
   let path: string;
@@ -133,7 +133,7 @@ async function parse(argv: string[]): Promise<Parsed | number> {
   else if (values.example !== undefined) {
     if (!listExamples().includes(values.example)) {
       const err = new UnknownExampleError(values.example, listExamples());
-      return fail(json, err.code, err.message, EXIT.notFound);
+      return fail(json, err.code, err.message);
     }
     path = join(EXAMPLES_DIR, `${values.example}.yaml`);
   } else path = positionals[0]!;
@@ -141,7 +141,7 @@ async function parse(argv: string[]): Promise<Parsed | number> {
   if (loaded.kind !== "ok") {
     const what = values.resume !== undefined && loaded.kind === "unreadable" ? `'${values.resume}' is not a run directory` : "invalid run config";
     const code = loaded.kind === "unreadable" ? "AJ_ERR_CONFIG_UNREADABLE" : "AJ_ERR_INVALID_CONFIG";
-    return fail(json, code, `${what}\n${formatConfigIssues(loaded)}`, loaded.kind === "unreadable" ? EXIT.notFound : EXIT.usage);
+    return fail(json, code, `${what}\n${formatConfigIssues(loaded)}`);
   }
   const config = loaded.config;
   if (steps !== undefined) config.run.steps = steps;
@@ -151,7 +151,7 @@ async function parse(argv: string[]): Promise<Parsed | number> {
     config.run.deterministic = true;
     const checked = RunConfigSchema.safeParse(config);
     if (!checked.success) {
-      return fail(json, "AJ_ERR_INVALID_CONFIG", `--deterministic: ${checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`, EXIT.usage);
+      return fail(json, "AJ_ERR_INVALID_CONFIG", `--deterministic: ${checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
     }
   }
   const runDir = values.resume ?? values["run-dir"] ?? config.run.dir;
@@ -199,9 +199,9 @@ export const command: Command = {
       return result.reason === "done" ? EXIT.ok : EXIT.failure;
     } catch (err) {
       const json = parsed.mode === "json";
-      if (err instanceof TrainError) return fail(json, err.code, `${err.message} (${err.code})`, EXIT.failure);
+      if (err instanceof TrainError) return fail(json, err.code, `${err.message} (${err.code})`);
       if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
-        return fail(json, "AJ_ERR_TRAIN_PORT_IN_USE", `the server port is in use (${(err as Error).message}); pick another with --port, or --port 0 for a free one`, EXIT.failure);
+        return fail(json, "AJ_ERR_TRAIN_PORT_IN_USE", `the server port is in use (${(err as Error).message}); pick another with --port, or --port 0 for a free one`);
       }
       throw err;
     } finally {

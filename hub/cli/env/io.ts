@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { EXIT } from "../command.ts";
+import { AgentJetError } from "../../../errors/index.ts";
+import { exitCodeFor } from "../command.ts";
 
 /** How an `env` subcommand talks: progress lines on stderr, the result on stdout (one JSON object with --json). */
 export interface EnvIo {
@@ -20,23 +21,17 @@ export function createIo(json: boolean): EnvIo {
   };
 }
 
-export class UsageError extends Error {
-  readonly code = "AJ_ERR_USAGE";
+export class UsageError extends AgentJetError {
+  constructor(message: string) {
+    super("AJ_ERR_USAGE", message);
+  }
 }
-
-const EXIT_BY_CODE: Record<string, number> = {
-  AJ_ERR_USAGE: EXIT.usage,
-  AJ_ERR_INTEGRITY: EXIT.integrity,
-  AJ_ERR_ENV_NOT_FOUND: EXIT.notFound,
-  AJ_ERR_NOT_INSTALLED: EXIT.notFound,
-  AJ_ERR_SOURCE_NOT_FOUND: EXIT.notFound,
-};
 
 /** Reports an error (as `{ ok: false, error }` with --json) and gives its exit code. */
 export function reportError(io: EnvIo, err: unknown): number {
   const code = (err as { code?: string }).code ?? "AJ_ERR_UNKNOWN";
   const message = err instanceof Error ? err.message : String(err);
-  const exit = code.startsWith("ERR_PARSE_ARGS") ? EXIT.usage : (EXIT_BY_CODE[code] ?? EXIT.failure);
+  const exit = exitCodeFor(code);
   if (io.json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message } })}\n`);
   process.stderr.write(`agentjet env: ${message}\n`);
   return exit;

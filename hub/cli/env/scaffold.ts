@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
+import { AgentJetError } from "../../../errors/index.ts";
 import { REPO_ROOT } from "../../registry/load-registry.ts";
 import { linkAgentjet } from "../../store/link-agentjet.ts";
 
@@ -171,8 +172,10 @@ describe("environment", () => {
 });
 `;
 
-export class ScaffoldDirNotEmptyError extends Error {
-  readonly code = "AJ_ERR_SCAFFOLD_DIR_NOT_EMPTY";
+export class ScaffoldDirNotEmptyError extends AgentJetError {
+  constructor(message: string) {
+    super("AJ_ERR_SCAFFOLD_DIR_NOT_EMPTY", message);
+  }
 }
 
 export function writeScaffold(dir: string, name: string, kind: "vm" | "docker"): string[] {

@@ -1,33 +1,28 @@
+import { AgentJetServerError } from "../../errors.ts";
 import type { TrainerErrorCode } from "./protocol.ts";
 
 /** The trainer answered with a protocol error (its `code` says which). */
-export class TrainerRequestError extends Error {
-  readonly code = "AJ_ERR_TRAINER_REQUEST";
+export class TrainerRequestError extends AgentJetServerError {
   constructor(
     readonly status: number,
     readonly trainerCode: TrainerErrorCode | "unknown",
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(`trainer ${status} ${trainerCode}: ${message}`, options);
-    this.name = "TrainerRequestError";
+    super("AJ_ERR_TRAINER_REQUEST", `trainer ${status} ${trainerCode}: ${message}`, options);
   }
 }
 
 /** The trainer could not be reached, timed out, or answered with something that is not the protocol. */
-export class TrainerUnavailableError extends Error {
-  readonly code = "AJ_ERR_TRAINER_UNAVAILABLE";
+export class TrainerUnavailableError extends AgentJetServerError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "TrainerUnavailableError";
+    super("AJ_ERR_TRAINER_UNAVAILABLE", message, options);
   }
 }
 
 /** The trainer speaks another protocol version than this client. */
-export class TrainerProtocolError extends Error {
-  readonly code = "AJ_ERR_TRAINER_PROTOCOL";
+export class TrainerProtocolError extends AgentJetServerError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "TrainerProtocolError";
+    super("AJ_ERR_TRAINER_PROTOCOL", message, options);
   }
 }

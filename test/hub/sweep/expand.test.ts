@@ -1,6 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { EXIT } from "../../../errors/index.ts";
+import type { SweepError } from "../../../hub/sweep/errors.ts";
 import { expandSweep, type PlannedRun } from "../../../hub/sweep/expand.ts";
 import { parseFieldPath } from "../../../hub/sweep/field-paths.ts";
 import { loadSweepFile, parseSweepFile } from "../../../hub/sweep/sweep-file.ts";
@@ -209,7 +211,9 @@ describe("sweep expansion: bad input is a coded usage error naming the field", (
     writeFileSync(join(dir, "sweep.yaml"), "name: f\nbase: base.yaml\nseeds: [1, 2]\n");
     writeFileSync(join(dir, "missing.yaml"), "name: f\nbase: nope.yaml\nseeds: [1]\n");
     expect(expandSweep(await loadSweepFile(join(dir, "sweep.yaml"))).map((r) => r.config.run.seed)).toEqual([1, 2]);
-    await expect(loadSweepFile(join(dir, "missing.yaml"))).rejects.toMatchObject({ code: "AJ_ERR_SWEEP_NOT_FOUND", kind: "not-found" });
+    const err = (await loadSweepFile(join(dir, "missing.yaml")).catch((e: unknown) => e)) as SweepError;
+    expect(err).toMatchObject({ code: "AJ_ERR_SWEEP_NOT_FOUND" });
+    expect(err.exitCode).toBe(EXIT.notFound);
   });
 });
 
