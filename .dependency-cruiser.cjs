@@ -1,7 +1,8 @@
 // The layering the folder READMEs state (hub/, sdk/, server/, plugins/), checked by test/layering.test.ts
-// (`npm test`; by hand: npx depcruise hub sdk server plugins environments --config .dependency-cruiser.cjs).
+// (`npm test`; by hand: npx depcruise hub sdk server plugins environments errors --config .dependency-cruiser.cjs).
 // Imports flow one way: `hub` wires everything; `sdk` and `plugins` know nothing of `server`; `server`
-// knows nothing of sandboxes, the hub or the SDK.
+// knows nothing of sandboxes, the hub or the SDK; `errors` (the error root every folder may import)
+// imports none of them.
 //
 // Type-only imports (`import type`) count: they are erased at run time but still couple the folders, so a
 // rule allows one only where a README names it. Two are allowed, each by its README:
@@ -62,6 +63,13 @@ module.exports = {
       severity: "error",
       from: { path: "^server/" },
       to: { path: "^(plugins|hub|sdk)/", pathNot: "^sdk/failure-kinds\\.ts$" },
+    },
+    {
+      name: "errors-imports-nothing",
+      comment: "errors/ is the root every folder imports, so it imports none of them (errors/README.md).",
+      severity: "error",
+      from: { path: "^errors/" },
+      to: { path: "^(hub|sdk|server|plugins|environments)/" },
     },
     {
       name: "server-failure-kinds-types-only",

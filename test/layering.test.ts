@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 const REPO = join(import.meta.dirname, "..");
 
 /** The product's source folders: what the layering rules of `.dependency-cruiser.cjs` judge (never test/). */
-const SOURCES = ["hub", "sdk", "server", "plugins", "environments"];
+const SOURCES = ["hub", "sdk", "server", "plugins", "environments", "errors"];
 
 function describeViolation(v: IViolation): string {
   const path = v.cycle && v.cycle.length > 0 ? [v.from, ...v.cycle.map((c) => c.name)].join(" -> ") : `${v.from} -> ${v.to}`;
