@@ -2,7 +2,7 @@ import type { RunDb } from "../../server/db/run-db.ts";
 import { type MergeOptions, mergeTimelines } from "../../server/training/index.ts";
 import type { Tokenizer } from "../../server/tokenizers/tokenizer.ts";
 import type { CallRecord } from "../../server/tracker/call-record.ts";
-import type { EpisodeSummary } from "./episode-query.ts";
+import { type EpisodeRow, type EpisodeSummary, summarizeEpisode } from "./episode-query.ts";
 
 /** One generated token of a call: its id, its text, its log-prob, and whether the loss trains it. */
 export interface OutputToken {
@@ -69,19 +69,6 @@ interface CallRow {
   latency_ms: number;
 }
 
-interface EpisodeRow {
-  episode_id: string;
-  env: string;
-  task_id: string;
-  state: string;
-  eval: number;
-  attempt: number;
-  created_at: number;
-  ended_at: number | null;
-  rewards: string | null;
-  metadata: string | null;
-  abort_reason: string | null;
-}
 
 export interface DetailOptions {
   merge: MergeOptions;
@@ -96,7 +83,7 @@ export interface DetailOptions {
  * id, a prefix of its sample, so its output's mask is the sample's mask at those positions.
  */
 export function readEpisode(db: RunDb, episodeId: string, o: DetailOptions): EpisodeDetail | null {
-  const row = db.prepare("SELECT * FROM episodes WHERE episode_id = ?").get(episodeId) as EpisodeRow | undefined;
+  const row = db.prepare("SELECT * FROM episodes WHERE episode_id = ?").get(episodeId) as (EpisodeRow & { metadata: string | null }) | undefined;
   if (!row) return null;
   const records = (db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq").all(episodeId) as CallRow[]).map(toRecord);
   const rewards = row.rewards === null ? null : (JSON.parse(row.rewards) as Record<string, number>);
@@ -158,26 +145,9 @@ export function readEpisode(db: RunDb, episodeId: string, o: DetailOptions): Epi
     };
   });
 
-  const reason = row.abort_reason === null ? null : (JSON.parse(row.abort_reason) as { kind?: unknown; message?: unknown });
-  const values = rewards ? Object.values(rewards) : [];
   const groupId = metadata !== null && typeof metadata === "object" && typeof (metadata as { groupId?: unknown }).groupId === "string" ? (metadata as { groupId: string }).groupId : null;
   return {
-    episode: {
-      episodeId: row.episode_id,
-      env: row.env,
-      taskId: row.task_id,
-      state: row.state,
-      eval: row.eval === 1,
-      attempt: row.attempt,
-      createdAt: row.created_at,
-      endedAt: row.ended_at,
-      reward: values.length ? values.reduce((a, b) => a + b, 0) / values.length : null,
-      rewards,
-      failure: reason === null ? null : { kind: String(reason.kind ?? "unknown"), message: String(reason.message ?? "") },
-      calls: records.length,
-      metadata,
-      groupId,
-    },
+    episode: { ...summarizeEpisode(row, records.length), metadata, groupId },
     calls,
     samples,
   };

@@ -39,7 +39,8 @@ export interface EpisodePage {
   total: number | null;
 }
 
-interface Row {
+/** The columns of an `episodes` row a summary reads (the list, the dashboard's episode view, the MCP tools). */
+export interface EpisodeRow {
   episode_id: string;
   env: string;
   task_id: string;
@@ -50,6 +51,10 @@ interface Row {
   ended_at: number | null;
   rewards: string | null;
   abort_reason: string | null;
+}
+
+/** A list row: the episode, its mean reward (SQL's) and its call count. */
+interface Row extends EpisodeRow {
   reward: number | null;
   calls: number;
 }
@@ -127,7 +132,14 @@ export function splitStderr(message: string): { message: string; stderrTail: str
 }
 
 function toSummary(r: Row): EpisodeSummary {
+  return summarizeEpisode(r, r.calls, r.reward);
+}
+
+/** One episode's summary; `reward` (the mean over its agents) is computed here unless the query gave it. */
+export function summarizeEpisode(r: EpisodeRow, calls: number, reward?: number | null): EpisodeSummary {
   const reason = r.abort_reason === null ? null : (JSON.parse(r.abort_reason) as { kind?: unknown; message?: unknown });
+  const rewards = r.rewards === null ? null : (JSON.parse(r.rewards) as Record<string, number>);
+  const values = rewards ? Object.values(rewards) : [];
   return {
     episodeId: r.episode_id,
     env: r.env,
@@ -137,10 +149,10 @@ function toSummary(r: Row): EpisodeSummary {
     attempt: r.attempt,
     createdAt: r.created_at,
     endedAt: r.ended_at,
-    reward: r.reward,
-    rewards: r.rewards === null ? null : (JSON.parse(r.rewards) as Record<string, number>),
+    reward: reward !== undefined ? reward : values.length ? values.reduce((a, b) => a + b, 0) / values.length : null,
+    rewards,
     failure: reason === null ? null : { kind: String(reason.kind ?? "unknown"), message: String(reason.message ?? "") },
-    calls: r.calls,
+    calls,
   };
 }
 

@@ -4,7 +4,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import Database from "better-sqlite3";
 import { z } from "zod";
 import type { RunDb } from "../../server/db/run-db.ts";
-import { latestFailures, listEpisodes } from "../dashboard/episode-query.ts";
+import { type EpisodeRow, latestFailures, listEpisodes, summarizeEpisode } from "../dashboard/episode-query.ts";
 import { BadCursorError, EpisodeNotFoundError, NotARunDirError } from "./errors.ts";
 import { registerTool } from "./register-tool.ts";
 import { resolveDir, type ToolContext } from "./tool-context.ts";
@@ -83,9 +83,7 @@ function showEpisode(db: RunDb, runDir: string, episodeId: string, maxCalls: num
       `SELECT e.episode_id, e.env, e.task_id, e.state, e.eval, e.attempt, e.created_at, e.ended_at, e.rewards, e.abort_reason, e.metadata
        FROM episodes e WHERE e.episode_id = ?`,
     )
-    .get(episodeId) as
-    | { episode_id: string; env: string; task_id: string; state: string; eval: number; attempt: number; created_at: number; ended_at: number | null; rewards: string | null; abort_reason: string | null; metadata: string | null }
-    | undefined;
+    .get(episodeId) as (EpisodeRow & { metadata: string | null }) | undefined;
   if (!row) throw new EpisodeNotFoundError(episodeId, runDir);
   const total = (db.prepare("SELECT COUNT(*) AS n FROM calls WHERE episode_id = ?").get(episodeId) as { n: number }).n;
   // Token counts from the stored id arrays' lengths, without reading the ids into JS.
@@ -97,26 +95,9 @@ function showEpisode(db: RunDb, runDir: string, episodeId: string, maxCalls: num
        FROM calls WHERE episode_id = ? ORDER BY agent_id, seq LIMIT ?`,
     )
     .all(episodeId, maxCalls) as CallRow[];
-  const rewards = row.rewards === null ? null : (JSON.parse(row.rewards) as Record<string, number>);
-  const values = rewards ? Object.values(rewards) : [];
-  const reason = row.abort_reason === null ? null : (JSON.parse(row.abort_reason) as { kind?: unknown; message?: unknown });
   const metadata = row.metadata === null ? null : (JSON.parse(row.metadata) as unknown);
   return {
-    episode: {
-      episodeId: row.episode_id,
-      env: row.env,
-      taskId: row.task_id,
-      state: row.state,
-      eval: row.eval === 1,
-      attempt: row.attempt,
-      createdAt: row.created_at,
-      endedAt: row.ended_at,
-      reward: values.length ? values.reduce((a, b) => a + b, 0) / values.length : null,
-      rewards,
-      failure: reason === null ? null : { kind: String(reason.kind ?? "unknown"), message: String(reason.message ?? "") },
-      calls: total,
-      metadata,
-    },
+    episode: { ...summarizeEpisode(row, total), metadata },
     calls: rows.map((r) => ({
       callId: r.call_id,
       agentId: r.agent_id,
