@@ -3,7 +3,7 @@ import { AgentJetError } from "../../errors/index.ts";
 /**
  * Errors of `agentjet mcp`'s tools. A tool that throws one answers `isError: true` with
  * `{ ok: false, error: { code, message, details } }` as its structured content; errors of the code it
- * calls (`AJ_ERR_USAGE` from `env init`, `AJ_ERR_NOT_INSTALLED` from `env test`, ...) keep their codes.
+ * calls (`AJ_ERR_USAGE` from `env init`, `AJ_ERR_STORE_NOT_INSTALLED` from `env test`, ...) keep their codes.
  */
 export class McpToolError extends AgentJetError {
   /** Structured facts about the error (config issues, the run's state), when there are any. */

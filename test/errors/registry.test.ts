@@ -30,6 +30,19 @@ describe("error codes (errors/codes.ts)", () => {
     expect([...found].filter((code) => !ERROR_CODES.has(code)).sort()).toEqual([]);
   });
 
+  it("registers the HTTP status each literal `new HttpError(status, code)` answers with", () => {
+    const mismatched: string[] = [];
+    let seen = 0;
+    for (const file of ["hub", "server"].flatMap((d) => sourceFiles(join(REPO, d)))) {
+      for (const m of readFileSync(file, "utf8").matchAll(/(?:HttpError|fail)\((\d{3}), "(AJ_ERR_[A-Z0-9_]+)"/g)) {
+        seen += 1;
+        if (ERROR_CODES.get(m[2]!)?.http !== Number(m[1])) mismatched.push(`${m[2]} ${m[1]} (${file.slice(REPO.length + 1)})`);
+      }
+    }
+    expect(seen).toBeGreaterThan(20);
+    expect(mismatched).toEqual([]);
+  });
+
   it("registers no code twice, and each with a meaning", () => {
     const all = ERROR_GROUPS.flatMap((g) => Object.keys(g.codes));
     expect(all.filter((code, i) => all.indexOf(code) !== i)).toEqual([]);
@@ -46,7 +59,7 @@ describe("error codes (errors/codes.ts)", () => {
     expect((err.cause as Error).message).toBe("why");
     expect(new AgentJetError("AJ_ERR_EPISODE_NOT_FOUND", "gone").httpStatus).toBe(404);
     expect(new AgentJetError("AJ_ERR_EPISODE_NOT_FOUND", "gone", { httpStatus: 410 }).httpStatus).toBe(410);
-    expect(exitCodeFor("AJ_ERR_INTEGRITY")).toBe(EXIT.integrity);
+    expect(exitCodeFor("AJ_ERR_STORE_INTEGRITY")).toBe(EXIT.integrity);
     expect(exitCodeFor("ERR_PARSE_ARGS_UNKNOWN_OPTION")).toBe(EXIT.usage);
     expect(exitCodeFor("AJ_ERR_TRAIN_STORAGE")).toBe(EXIT.failure);
     expect(exitCodeFor(undefined)).toBe(EXIT.failure);

@@ -87,7 +87,7 @@ describe("agentjet env (CLI)", () => {
     mkdirSync(project);
     const refused = await runCli(["env", "add", "dep-seven", "--source", tampered, "--registry", registry, "--json"], project);
     expect(refused.code).toBe(4);
-    expect(parseJson(refused)).toMatchObject({ ok: false, error: { code: "AJ_ERR_INTEGRITY" } });
+    expect(parseJson(refused)).toMatchObject({ ok: false, error: { code: "AJ_ERR_STORE_INTEGRITY" } });
     expect(refused.stderr).toMatch(/sha256 mismatch for dep-seven@1\.0\.0.*nothing was installed/);
     // The real hash is not offered for copy-paste: the message says where a trusted hash comes from.
     expect(refused.stderr).not.toMatch(/hashes to [0-9a-f]{64}/);

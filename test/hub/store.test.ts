@@ -73,7 +73,7 @@ describe("env store", () => {
     expect(gunzipSync(readFileSync(tarball)).equals(packed.tar)).toBe(false);
     const registry = writeRegistry(tempDir("reg"), "dep-seven", tarball, packed.sha256);
     await expect(addEnvironment({ name: "dep-seven", registry, projectDir: project })).rejects.toMatchObject({
-      code: "AJ_ERR_INTEGRITY",
+      code: "AJ_ERR_STORE_INTEGRITY",
       expected: packed.sha256,
       message: expect.stringContaining("sha256 mismatch for dep-seven@1.0.0"),
     });

@@ -22,7 +22,7 @@ describe("--json errors of the commands coding agents call", () => {
       [["config", "bogus", "--json"], 2, "AJ_ERR_USAGE"],
       [["env", "init", "Bad", "--json"], 2, "AJ_ERR_USAGE"],
       [["env", "init", "ok-name", "--dir", "taken", "--json"], 1, "AJ_ERR_SCAFFOLD_DIR_NOT_EMPTY"],
-      [["env", "test", "nothing-here", "--json"], 3, "AJ_ERR_NOT_INSTALLED"],
+      [["env", "test", "nothing-here", "--json"], 3, "AJ_ERR_STORE_NOT_INSTALLED"],
       [["env", "add", "no-such-env", "--json"], 3, "AJ_ERR_ENV_NOT_FOUND"],
     ];
     for (const [args, exit, code] of cases) {

@@ -66,7 +66,7 @@ describe("agentjet mcp (the SDK's client over stdio, the real CLI)", () => {
     // What the input schema refuses is answered by the SDK itself: still coded (register-tool.ts codeProtocolErrors).
     expect(await mcp.fails("env_init", { name: "x", kind: "wasm" })).toBe("AJ_ERR_MCP_INVALID_INPUT");
     expect(await mcp.fails("no_such_tool", {})).toBe("AJ_ERR_MCP_UNKNOWN_TOOL");
-    expect(await mcp.fails("env_test", { target: "nothing-installed-by-this-name" })).toBe("AJ_ERR_NOT_INSTALLED");
+    expect(await mcp.fails("env_test", { target: "nothing-installed-by-this-name" })).toBe("AJ_ERR_STORE_NOT_INSTALLED");
   });
 
   it("scaffolds and tests an environment, trains a short run and reads it back, all through tool calls", { timeout: 240_000 }, async () => {
