@@ -1,12 +1,9 @@
 import { execFile } from "node:child_process";
-import { cp, copyFile, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { cp, readdir, realpath } from "node:fs/promises";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { ImageBuildError } from "../errors.ts";
-import { buildImage } from "./build-image.ts";
-import { dockerClient } from "./docker-client.ts";
-import { SANDBOX_USER } from "./node-base-image.ts";
+import { buildScratchImage, place, sharedLibraries } from "./scratch-image.ts";
 
 const run = promisify(execFile);
 
@@ -47,68 +44,24 @@ async function describePython(python: string): Promise<{ version: string; stdlib
 async function buildBase(onProgress?: (line: string) => void): Promise<string> {
   const py = await describePython(hostPython());
   const tag = `agentjet/python-base:${py.version}`;
-  try {
-    await dockerClient().getImage(tag).inspect();
-    return tag;
-  } catch {
-    // Not built yet.
-  }
-  onProgress?.(`building ${tag} from ${py.executable} (once per Python version)`);
-  const ctx = await mkdtemp(join(tmpdir(), "agentjet-python-base-"));
-  try {
-    const rootfs = join(ctx, "rootfs");
-    const binary = await realpath(py.executable);
-    await place(binary, join(rootfs, py.executable));
-    await cp(py.stdlib, join(rootfs, py.stdlib), { recursive: true, dereference: true, filter: (src) => !SKIPPED.has(src.split("/").pop() ?? "") });
-    const linked = [binary];
-    if (py.dynload) {
-      await cp(py.dynload, join(rootfs, py.dynload), { recursive: true, dereference: true });
-      for (const f of await readdir(py.dynload)) if (f.endsWith(".so")) linked.push(join(py.dynload, f));
-    }
-    const libs = new Set<string>();
-    for (const file of linked) for (const lib of await sharedLibraries(file)) libs.add(lib);
-    for (const lib of libs) await place(lib, join(rootfs, lib));
-    await mkdir(join(rootfs, "etc"), { recursive: true });
-    await writeFile(join(rootfs, "etc/passwd"), "root:x:0:0:root:/root:/sbin/nologin\nagentjet:x:1000:1000:agentjet:/tmp:/sbin/nologin\n");
-    await writeFile(join(rootfs, "etc/group"), "root:x:0:\nagentjet:x:1000:\n");
-    await mkdir(join(rootfs, "app"), { recursive: true });
-    await writeFile(join(rootfs, "app/.keep"), "");
-    await writeFile(
-      join(ctx, "Dockerfile"),
-      [
-        "FROM scratch",
-        "COPY rootfs/ /",
-        `USER ${SANDBOX_USER}`,
-        "WORKDIR /app",
-        "ENV HOME=/tmp PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1",
-        `ENTRYPOINT ["${py.executable}"]`,
-        "",
-      ].join("\n"),
-    );
-    await buildImage({ context: ctx, tag, ...(onProgress ? { onProgress } : {}) });
-    return tag;
-  } finally {
-    await rm(ctx, { recursive: true, force: true });
-  }
-}
-
-async function place(from: string, to: string): Promise<void> {
-  await mkdir(dirname(to), { recursive: true });
-  await copyFile(from, to);
-}
-
-async function sharedLibraries(binary: string): Promise<string[]> {
-  let stdout: string;
-  try {
-    ({ stdout } = await run("ldd", [binary]));
-  } catch {
-    // Statically linked, or not an ELF file: nothing to copy.
-    return [];
-  }
-  const libs: string[] = [];
-  for (const line of stdout.split("\n")) {
-    const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
-    if (m?.[1]) libs.push(m[1]);
-  }
-  return libs;
+  return buildScratchImage({
+    tag,
+    async fill(rootfs) {
+      onProgress?.(`building ${tag} from ${py.executable} (once per Python version)`);
+      const binary = await realpath(py.executable);
+      await place(binary, join(rootfs, py.executable));
+      await cp(py.stdlib, join(rootfs, py.stdlib), { recursive: true, dereference: true, filter: (src) => !SKIPPED.has(src.split("/").pop() ?? "") });
+      const linked = [binary];
+      if (py.dynload) {
+        await cp(py.dynload, join(rootfs, py.dynload), { recursive: true, dereference: true });
+        for (const f of await readdir(py.dynload)) if (f.endsWith(".so")) linked.push(join(py.dynload, f));
+      }
+      const libs = new Set<string>();
+      for (const file of linked) for (const lib of await sharedLibraries(file)) libs.add(lib);
+      for (const lib of libs) await place(lib, join(rootfs, lib));
+    },
+    env: "HOME=/tmp PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1",
+    entrypoint: py.executable,
+    onProgress,
+  });
 }
