@@ -7,7 +7,7 @@ import { renderErrorDocs } from "../../../errors/index.ts";
 
 export const command: Command = {
   name: "config",
-  summary: "Run-config tools: `config schema` prints the JSON Schema for editors",
+  summary: "References: the run config's JSON Schema and docs, every error code (`config errors`)",
   help: `Usage: agentjet config schema [--out <file>]
        agentjet config docs [--out <file>]
        agentjet config errors [--out <file>]
