@@ -2,6 +2,7 @@ import type { RunDb } from "../../server/db/run-db.ts";
 import { type MergeOptions, mergeTimelines } from "../../server/training/index.ts";
 import type { Tokenizer } from "../../server/tokenizers/tokenizer.ts";
 import type { CallRecord } from "../../server/tracker/call-record.ts";
+import { type CallRow, fromCallRow } from "../../server/tracker/call-rows.ts";
 import { type EpisodeRow, type EpisodeSummary, summarizeEpisode } from "./episode-query.ts";
 
 /** One generated token of a call: its id, its text, its log-prob, and whether the loss trains it. */
@@ -49,25 +50,6 @@ export interface EpisodeDetail {
   samples: SampleView[];
 }
 
-interface CallRow {
-  call_id: string;
-  episode_id: string;
-  agent_id: string;
-  policy: string;
-  trainable: number;
-  seq: number;
-  messages: string;
-  tools: string | null;
-  segments: string;
-  header_ids: string;
-  output_ids: string;
-  output_logprobs: string;
-  output_text: string;
-  finish_reason: CallRecord["finishReason"];
-  version: number;
-  started_at: number;
-  latency_ms: number;
-}
 
 
 export interface DetailOptions {
@@ -85,7 +67,7 @@ export interface DetailOptions {
 export function readEpisode(db: RunDb, episodeId: string, o: DetailOptions): EpisodeDetail | null {
   const row = db.prepare("SELECT * FROM episodes WHERE episode_id = ?").get(episodeId) as (EpisodeRow & { metadata: string | null }) | undefined;
   if (!row) return null;
-  const records = (db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq").all(episodeId) as CallRow[]).map(toRecord);
+  const records = (db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq").all(episodeId) as CallRow[]).map(fromCallRow);
   const rewards = row.rewards === null ? null : (JSON.parse(row.rewards) as Record<string, number>);
   const metadata = row.metadata === null ? null : (JSON.parse(row.metadata) as unknown);
   const trainedSteps = trainedStepsOf(db, episodeId);
@@ -166,24 +148,3 @@ function promptLength(c: CallRecord): number {
   return n;
 }
 
-function toRecord(r: CallRow): CallRecord & { trainable: boolean } {
-  return {
-    callId: r.call_id,
-    episodeId: r.episode_id,
-    agentId: r.agent_id,
-    policy: r.policy,
-    trainable: r.trainable === 1,
-    seq: r.seq,
-    messages: JSON.parse(r.messages) as unknown[],
-    tools: r.tools === null ? null : (JSON.parse(r.tools) as unknown[]),
-    segments: JSON.parse(r.segments) as CallRecord["segments"],
-    headerIds: JSON.parse(r.header_ids) as number[],
-    outputIds: JSON.parse(r.output_ids) as number[],
-    outputLogprobs: JSON.parse(r.output_logprobs) as number[],
-    outputText: r.output_text,
-    finishReason: r.finish_reason,
-    version: r.version,
-    startedAt: r.started_at,
-    latencyMs: r.latency_ms,
-  };
-}

@@ -18,3 +18,47 @@ export function toCallRow(call: TrackedCall): Record<string, unknown> {
     outputLogprobs: JSON.stringify(call.outputLogprobs),
   };
 }
+
+/** A row of `calls` as SQLite returns it. */
+export interface CallRow {
+  call_id: string;
+  episode_id: string;
+  agent_id: string;
+  policy: string;
+  trainable: number;
+  seq: number;
+  messages: string;
+  tools: string | null;
+  segments: string;
+  header_ids: string;
+  output_ids: string;
+  output_logprobs: string;
+  output_text: string;
+  finish_reason: TrackedCall["finishReason"];
+  version: number;
+  started_at: number;
+  latency_ms: number;
+}
+
+/** A row of `calls` back into the call the tracker recorded. */
+export function fromCallRow(r: CallRow): TrackedCall {
+  return {
+    callId: r.call_id,
+    episodeId: r.episode_id,
+    agentId: r.agent_id,
+    policy: r.policy,
+    trainable: r.trainable === 1,
+    seq: r.seq,
+    messages: JSON.parse(r.messages) as unknown[],
+    tools: r.tools === null ? null : (JSON.parse(r.tools) as unknown[]),
+    segments: JSON.parse(r.segments) as TrackedCall["segments"],
+    headerIds: JSON.parse(r.header_ids) as number[],
+    outputIds: JSON.parse(r.output_ids) as number[],
+    outputLogprobs: JSON.parse(r.output_logprobs) as number[],
+    outputText: r.output_text,
+    finishReason: r.finish_reason,
+    version: r.version,
+    startedAt: r.started_at,
+    latencyMs: r.latency_ms,
+  };
+}

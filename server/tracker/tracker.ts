@@ -1,5 +1,6 @@
 import type { RunDb } from "../db/run-db.ts";
 import type { CallRecord, TrackedCall } from "./call-record.ts";
+import { type CallRow, fromCallRow } from "./call-rows.ts";
 import { createCallWriter } from "./call-writer.ts";
 
 export type { TrackedCall } from "./call-record.ts";
@@ -27,48 +28,6 @@ export interface Tracker {
   flush(): void;
   /** Flushes, then stops the writer thread (the store's close, before the database closes). */
   close(): void;
-}
-
-interface CallRow {
-  call_id: string;
-  episode_id: string;
-  agent_id: string;
-  policy: string;
-  trainable: number;
-  seq: number;
-  messages: string;
-  tools: string | null;
-  segments: string;
-  header_ids: string;
-  output_ids: string;
-  output_logprobs: string;
-  output_text: string;
-  finish_reason: CallRecord["finishReason"];
-  version: number;
-  started_at: number;
-  latency_ms: number;
-}
-
-function fromRow(r: CallRow): TrackedCall {
-  return {
-    callId: r.call_id,
-    episodeId: r.episode_id,
-    agentId: r.agent_id,
-    policy: r.policy,
-    trainable: r.trainable === 1,
-    seq: r.seq,
-    messages: JSON.parse(r.messages) as unknown[],
-    tools: r.tools === null ? null : (JSON.parse(r.tools) as unknown[]),
-    segments: JSON.parse(r.segments) as CallRecord["segments"],
-    headerIds: JSON.parse(r.header_ids) as number[],
-    outputIds: JSON.parse(r.output_ids) as number[],
-    outputLogprobs: JSON.parse(r.output_logprobs) as number[],
-    outputText: r.output_text,
-    finishReason: r.finish_reason,
-    version: r.version,
-    startedAt: r.started_at,
-    latencyMs: r.latency_ms,
-  };
 }
 
 interface LiveAgent {
@@ -114,7 +73,7 @@ export function createTracker(db: RunDb): Tracker {
     const mem = live.get(episodeId);
     if (!mem) {
       flush();
-      return selectEpisode.all(episodeId).map(fromRow);
+      return selectEpisode.all(episodeId).map(fromCallRow);
     }
     return [...mem.keys()].sort().flatMap((agentId) => mem.get(agentId)!.calls);
   };
