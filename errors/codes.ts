@@ -71,6 +71,7 @@ export const ERROR_GROUPS: readonly ErrorGroup[] = [
       AJ_ERR_FROZEN_UPSTREAM: { meaning: "A frozen model's upstream endpoint failed or answered malformed JSON.", http: 502 },
       AJ_ERR_TOKENIZER_UNKNOWN: { meaning: "The run config names a tokenizer this server does not have." },
       AJ_ERR_POOL_CORRUPT: { meaning: "A sample in the pool cannot be decoded (a corrupt or foreign database)." },
+      AJ_ERR_RECORDING_FAILED: { meaning: "Calls could not be written to run.db, or its writer thread stopped answering." },
     },
   },
   {

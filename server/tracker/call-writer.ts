@@ -9,6 +9,7 @@ import { buildSync } from "esbuild";
 import type { RunDb } from "../db/run-db.ts";
 import { INSERT_CALL, toCallRow } from "./call-rows.ts";
 import type { TrackedCall } from "./call-record.ts";
+import { RecordingFailedError } from "./errors.ts";
 import type { WriterBatch, WriterThreadData } from "./writer-thread.ts";
 
 /** Writes batches of calls to `calls`. */
@@ -80,12 +81,12 @@ export function createCallWriter(db: RunDb): CallWriter {
   const check = (): void => {
     if (Atomics.load(state, 1) === 0) return;
     const message = new TextDecoder().decode(failure).replace(/\0+$/, "");
-    throw new Error(`recording calls to ${db.name} failed: ${message}`);
+    throw new RecordingFailedError(`recording calls to ${db.name} failed: ${message}`);
   };
   const sync = (): void => {
     const deadline = Date.now() + SYNC_TIMEOUT_MS;
     for (let done = Atomics.load(state, 0); done < sent; done = Atomics.load(state, 0)) {
-      if (Date.now() > deadline) throw new Error(`recording calls to ${db.name}: the writer thread did not answer in ${SYNC_TIMEOUT_MS} ms`);
+      if (Date.now() > deadline) throw new RecordingFailedError(`recording calls to ${db.name}: the writer thread did not answer in ${SYNC_TIMEOUT_MS} ms`);
       Atomics.wait(state, 0, done, 1000);
     }
     check();
