@@ -1,12 +1,7 @@
+import { AgentJetServerError } from "../../errors.ts";
+
 /** Errors of the embedded engine. Each carries a stable `code`; tests assert on it. */
-export class EmbeddedEngineError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+export class EmbeddedEngineError extends AgentJetServerError {}
 
 /** The model options do not describe a buildable model (e.g. `dim` not divisible by `heads`). */
 export class EmbeddedConfigError extends EmbeddedEngineError {
