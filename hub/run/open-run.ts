@@ -11,6 +11,7 @@ import type { Scheduler } from "../scheduler/index.ts";
 import type { SchedulerState } from "../scheduler/state.ts";
 import { policyCheckpointDir, readLatestCheckpoint } from "../train/checkpoint.ts";
 import { NoCheckpointError, RunDirInUseError } from "../train/errors.ts";
+import { groupsTrainedBy } from "../train/trained-ledger.ts";
 import type { RunEvent } from "../train/events.ts";
 import { type PreparedEnvironment, prepareEnvironments } from "../train/prepare-environments.ts";
 import { writeOrStop } from "../train/storage.ts";
@@ -126,7 +127,7 @@ export async function openRun(
       envs,
       baseUrl: () => `${service.origin()}/v1`,
       session,
-      ...(resumed ? { schedulerState: resumedSchedulerState(resumed.state) } : {}),
+      ...(resumed ? { schedulerState: resumedSchedulerState(resumed.state, groupsTrainedBy(join(runDir, "run.db"), resumed.state.step)) } : {}),
       ...(o.now ? { now: o.now } : {}),
       ...(o.engines ? { engines: o.engines } : {}),
       auth: service.tokens,
@@ -179,11 +180,13 @@ export async function openRun(
 }
 
 /**
- * After a crash the pool starts afresh, so the groups the checkpoint lists as complete (pooled,
- * untrained) run again; steps past the checkpoint trained weights that were discarded.
+ * After a crash the pool starts afresh: of the groups the checkpoint lists as complete, those its
+ * weights trained on (`trained`: the ledger up to its step) stay done, and the pooled, untrained ones
+ * run again (steps past the checkpoint trained weights that were discarded). A training step takes
+ * complete groups as they arrive, so it may train a group of a scheduler batch that is still running.
  */
-function resumedSchedulerState(state: { final: boolean; scheduler: SchedulerState }): SchedulerState {
-  return state.final ? state.scheduler : { ...state.scheduler, doneGroups: [] };
+export function resumedSchedulerState(state: { final: boolean; scheduler: SchedulerState }, trained: ReadonlySet<string>): SchedulerState {
+  return state.final ? state.scheduler : { ...state.scheduler, doneGroups: state.scheduler.doneGroups.filter((g) => trained.has(g)) };
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { Database } from "better-sqlite3";
+import { existsSync } from "node:fs";
+import Database from "better-sqlite3";
 import { TrainError } from "./errors.ts";
 
 const SCHEMA = `
@@ -18,7 +19,7 @@ export class TrainedLedger {
   readonly #count;
   readonly #rewind;
 
-  constructor(db: Database) {
+  constructor(db: Database.Database) {
     db.exec(SCHEMA);
     const insert = db.prepare("INSERT INTO trained_episodes (policy, episode_id, step) VALUES (?, ?, ?)");
     this.#insert = db.transaction((policy: string, step: number, ids: readonly string[]) => {
@@ -46,5 +47,27 @@ export class TrainedLedger {
 
   count(policy: string): number {
     return this.#count.get(policy)?.n ?? 0;
+  }
+}
+
+/**
+ * The groups (the scheduler's group ids, `episodes.metadata.groupId`) whose episodes a run's ledger
+ * lists as trained at or before `step`: those the weights of that step's checkpoint learned from.
+ */
+export function groupsTrainedBy(runDbPath: string, step: number): Set<string> {
+  if (!existsSync(runDbPath)) return new Set();
+  const db = new Database(runDbPath, { readonly: true, fileMustExist: true });
+  try {
+    const ledger = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trained_episodes'").get();
+    if (!ledger) return new Set();
+    const rows = db
+      .prepare(
+        `SELECT DISTINCT json_extract(e.metadata, '$.groupId') AS g FROM trained_episodes t JOIN episodes e ON e.episode_id = t.episode_id
+         WHERE t.step <= ? AND e.metadata IS NOT NULL`,
+      )
+      .all(step) as Array<{ g: unknown }>;
+    return new Set(rows.flatMap((r) => (typeof r.g === "string" ? [r.g] : [])));
+  } finally {
+    db.close();
   }
 }
