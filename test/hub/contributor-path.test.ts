@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Docker from "dockerode";
-import { afterAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeDocker } from "../helpers/docker.ts";
 import { parseJson, REPO, removeTempDirs, runCli, tempDir } from "./helpers.ts";
 
@@ -56,7 +56,17 @@ function useSeedrandom(source: string): string {
 
 afterAll(removeTempDirs);
 
+/** The images this test's plugins make (`env test`'s throwaway one, `env add`'s), by tag. */
+async function wordImages(): Promise<string[]> {
+  return (await new Docker().listImages()).flatMap((i) => i.RepoTags ?? []).filter((t) => /agentjet-env[-/]word-/.test(t));
+}
+
 describeDocker("the contributor path (CONTRIBUTING.md)", () => {
+  // A run of this test killed midway (on the same Docker engine) leaves its images: they are not this run's to account for.
+  beforeAll(async () => {
+    for (const tag of await wordImages()) await new Docker().getImage(tag).remove({ force: true }).catch(() => undefined);
+  });
+
   it("init -> npm install -> tsc -> env test -> env pack -> env add --sha256 -> train on both -> env remove", { timeout: 900_000 }, async () => {
     for (const command of DOCUMENTED) expect(CONTRIBUTING, `CONTRIBUTING.md shows \`${command}\``).toContain(command);
     const work = tempDir("contributor");
@@ -125,7 +135,6 @@ describeDocker("the contributor path (CONTRIBUTING.md)", () => {
       const removed = await runCli(["env", "remove", name], project);
       expect(removed.code, removed.stderr).toBe(0);
     }
-    const left = (await new Docker().listImages()).flatMap((i) => i.RepoTags ?? []).filter((t) => /agentjet-env[-/]word-/.test(t));
-    expect(left).toEqual([]);
+    expect(await wordImages()).toEqual([]);
   });
 });
