@@ -20,7 +20,9 @@ export interface DockerDriverOptions {
   runtime?: ContainerRuntime;
   /**
    * With `docker.network` "none" under runc, instances join one loopback-only network namespace held
-   * by a holder container instead of each making its own (default true): half of a cold start here.
+   * by a holder container instead of each making its own: half of a cold start here. Default: the
+   * manifest's `docker.sharedLoopback` (false: a plugin that listens inside, like AppWorld's server on
+   * 127.0.0.1:8000, cannot run two instances in one namespace).
    */
   shareNetns?: boolean;
   /** Keep one container created and attached ahead of the next start (default true). */
@@ -54,7 +56,7 @@ export async function createDockerDriver(opts: DockerDriverOptions): Promise<Dri
   const networked = manifest.docker?.network === "internal" || manifest.docker?.port !== undefined;
   if (networked) await ensureInternalNetwork();
   const labels = { "agentjet.env": manifest.name, "agentjet.version": manifest.version };
-  const holder = !networked && (opts.runtime ?? "runc") === "runc" && opts.shareNetns !== false ? new NetnsHolder(labels) : undefined;
+  const holder = !networked && (opts.runtime ?? "runc") === "runc" && (opts.shareNetns ?? manifest.docker?.sharedLoopback ?? false) ? new NetnsHolder(labels) : undefined;
   const networkMode = async () => (networked ? INTERNAL_NETWORK : ((await holder?.networkMode()) ?? "none"));
   const instances = new Set<Instance>();
   const onDisposed = (i: Instance) => instances.delete(i);

@@ -102,6 +102,23 @@ export function defineDockerSuite(containerRuntime: ContainerRuntime): void {
       await watched.close();
     });
 
+    // Regression: AppWorld's instances each run a server on 127.0.0.1:8000; in one shared namespace the
+    // second failed with EADDRINUSE. Sharing is the manifest's choice (docker.sharedLoopback), off by default.
+    it.runIf(containerRuntime === "runc")("gives each instance its own network namespace unless the manifest shares one", async () => {
+      const own = await openEnvironment({ ...fixture, manifest: { ...manifest, docker: { ...manifest.docker!, sharedLoopback: false } }, image: IMAGE, containerRuntime, warm: 0 });
+      try {
+        const s = await openOk(own);
+        expect((await s.reset({ task, seed: 1, builtinAgents: [] })).kind).toBe("ok");
+        const r = await s.step({ actions: { solver: "probe:instance" } });
+        if (r.kind !== "ok") throw new Error(`probe failed: ${r.failure.kind}`);
+        const info = await dockerClient().getContainer(r.value.info?.probe as string).inspect();
+        expect(info.HostConfig.NetworkMode).toBe("none");
+        await s.close();
+      } finally {
+        await own.close();
+      }
+    });
+
     it("runs as a non-root user with the sandbox's host config", async () => {
       await withEpisode(async (s) => {
         expect(await probe(s, "user")).toEqual({ uid: 1000, gid: 1000 });
@@ -113,7 +130,7 @@ export function defineDockerSuite(containerRuntime: ContainerRuntime): void {
           // gVisor: each instance its own sandbox with no network at all.
           expect(info.HostConfig).toMatchObject({ NetworkMode: "none", Runtime: "runsc" });
         } else {
-          // Instances join one loopback-only namespace, held by a container with no network.
+          // Instances join one loopback-only namespace (the fixture sets docker.sharedLoopback), held by a container with no network.
           const holderId = /^container:(.+)$/.exec(info.HostConfig.NetworkMode ?? "")?.[1];
           expect(holderId).toBeDefined();
           const holder = await dockerClient().getContainer(holderId!).inspect();

@@ -141,14 +141,14 @@ describeDocker("AppWorld in Docker, against the stand-in image (test double)", (
         return episode.end(step.value.rewards ?? {});
       };
       const crashed = await play("ep-killed", kill);
-      expect(crashed).toMatchObject({ type: "abort", reason: { kind: "crash" } });
+      expect(crashed, JSON.stringify(crashed)).toMatchObject({ type: "abort", reason: { kind: "crash" } });
       expect(app.agentjet.store.get("ep-killed")?.state).toBe("aborted");
       expect(runtime.stats().failures.crash).toBeGreaterThanOrEqual(1);
       // The runtime hears of the spare's death through its own exit watcher; under load that can lag the
       // kill, and an episode handed the dead spare first would (rightly) crash too. Let it hear.
       await new Promise((resolve) => setTimeout(resolve, 500));
       const next = await play("ep-after", createDefaultAgentLoop());
-      expect(next).toMatchObject({ type: "end", rewards: { solver: 1 } });
+      expect(next, JSON.stringify(next)).toMatchObject({ type: "end", rewards: { solver: 1 } });
     }, 120_000);
   });
 });
