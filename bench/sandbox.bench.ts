@@ -82,7 +82,9 @@ export const bench: Bench = {
       `isolated-vm warm p50 ${fmt(quantile(vmResult.warm, 0.5))} ms (target < 0.5): ${quantile(vmResult.warm, 0.5) < 0.5 ? "met" : "missed"}`,
     ];
     if (await dockerAvailable()) {
-      const docker = fixture("docker-faulty");
+      // The default: each instance its own network namespace (the fixture opts into sharing for the fault tests).
+      const shared = fixture("docker-faulty");
+      const docker = { ...shared, manifest: { ...shared.manifest, docker: { ...shared.manifest.docker!, sharedLoopback: false } } };
       log("docker: building the fixture image");
       await buildDockerImage({ ...docker, tag: IMAGE });
       log("docker");
