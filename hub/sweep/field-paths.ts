@@ -1,4 +1,4 @@
-import { runConfigJsonSchema } from "../../server/config/json-schema.ts";
+import { type JsonSchemaNode, runConfigJsonSchema } from "../../server/config/json-schema.ts";
 import { UnknownFieldError } from "./errors.ts";
 
 /**
@@ -8,14 +8,7 @@ import { UnknownFieldError } from "./errors.ts";
  */
 export type Segment = { kind: "key"; key: string } | { kind: "index"; index: number } | { kind: "name"; name: string };
 
-type JsonSchema = {
-  type?: string | string[];
-  properties?: Record<string, JsonSchema>;
-  additionalProperties?: JsonSchema | boolean;
-  items?: JsonSchema;
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-};
+type JsonSchema = JsonSchemaNode;
 
 let rootSchema: JsonSchema | undefined;
 const schemaRoot = (): JsonSchema => (rootSchema ??= runConfigJsonSchema() as JsonSchema);

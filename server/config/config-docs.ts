@@ -1,18 +1,7 @@
 /** Renders the run-config reference (Markdown) from its JSON Schema, so the docs cannot drift. */
+import type { JsonSchemaNode } from "./json-schema.ts";
 
-type Schema = {
-  type?: string | string[];
-  properties?: Record<string, Schema>;
-  additionalProperties?: Schema | boolean;
-  items?: Schema;
-  anyOf?: Schema[];
-  oneOf?: Schema[];
-  enum?: unknown[];
-  const?: unknown;
-  default?: unknown;
-  description?: string;
-  required?: string[];
-};
+type Schema = JsonSchemaNode;
 
 function typeOf(s: Schema): string {
   if (s.enum) return s.enum.map((e) => JSON.stringify(e)).join(" \\| ");

@@ -8,3 +8,20 @@ export function runConfigJsonSchema(): Record<string, unknown> {
     ...(z.toJSONSchema(RunConfigSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>),
   };
 }
+
+/** The parts of a JSON Schema node (as zod's toJSONSchema writes them) that our docs and field-path checks read. */
+export type JsonSchemaNode = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchemaNode>;
+  additionalProperties?: JsonSchemaNode | boolean;
+  items?: JsonSchemaNode;
+  anyOf?: JsonSchemaNode[];
+  /** zod's discriminated unions. */
+  oneOf?: JsonSchemaNode[];
+  enum?: unknown[];
+  const?: unknown;
+  default?: unknown;
+  description?: string;
+  required?: string[];
+  pattern?: string;
+};

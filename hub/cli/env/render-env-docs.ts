@@ -9,27 +9,14 @@ import {
   TaskSchema,
   TurnSchema,
 } from "../../../sdk/env/protocol.ts";
+import type { JsonSchemaNode } from "../../../server/config/json-schema.ts";
 
 /**
  * Renders docs/environment-manifest.md and docs/environment-protocol.md from the zod schemas in sdk/env/,
  * so the reference cannot drift from what is validated. `agentjet env docs manifest|protocol` prints them.
  */
 
-type Schema = {
-  type?: string | string[];
-  properties?: Record<string, Schema>;
-  additionalProperties?: Schema | boolean;
-  items?: Schema;
-  anyOf?: Schema[];
-  /** zod's discriminated unions. */
-  oneOf?: Schema[];
-  enum?: unknown[];
-  const?: unknown;
-  default?: unknown;
-  description?: string;
-  required?: string[];
-  pattern?: string;
-};
+type Schema = JsonSchemaNode;
 
 function jsonSchema(schema: z.ZodType): Schema {
   return z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Schema;
