@@ -102,6 +102,7 @@ export function renderMetrics(source: DashboardSource, db: RunDb | null): string
       type: "gauge",
       samples: sandboxes.flatMap(({ env, stats }) => [{ labels: { env, state: "live" }, value: stats.live }, { labels: { env, state: "idle" }, value: stats.idle }]),
     });
+    add({ name: "agentjet_sandbox_waiting", help: "Episodes waiting for a sandbox instance (the environment is at its instance cap)", type: "gauge", samples: sandboxes.map(({ env, stats }) => ({ labels: { env }, value: stats.waiting })) });
     add({ name: "agentjet_sandbox_started_total", help: "Sandbox instances started", type: "counter", samples: sandboxes.map(({ env, stats }) => ({ labels: { env }, value: stats.started })) });
     add({ name: "agentjet_sandbox_replaced_total", help: "Sandbox instances replaced after a failure", type: "counter", samples: sandboxes.map(({ env, stats }) => ({ labels: { env }, value: stats.replaced })) });
   }

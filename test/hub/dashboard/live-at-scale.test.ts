@@ -21,6 +21,9 @@ const RECORDED = 100_000;
 const IN_FLIGHT = 1_000;
 const CLIENTS = 100;
 
+/** TEST DOUBLE of one environment's runtime, by its counters only: at its instance cap with episodes waiting. */
+const SANDBOX = { name: "arith", runtime: { stats: () => ({ live: 4, idle: 0, waiting: 3, started: 9, replaced: 2, failures: {} }) } } as never;
+
 let app: FastifyInstance;
 let db: ReturnType<typeof openRunDb>;
 let store: EpisodeStore;
@@ -46,7 +49,7 @@ beforeAll(async () => {
   const source: DashboardSource = {
     status: () => status,
     config: () => config,
-    run: () => ({ config, db, store, policies: new Map(), scheduler, pool: new SamplePool(db), envs: [] }),
+    run: () => ({ config, db, store, policies: new Map(), scheduler, pool: new SamplePool(db), envs: [SANDBOX] }),
     runDir: () => dir,
     feed: new LiveFeed(),
     clients: () => activity.list(),
@@ -85,5 +88,12 @@ describe(`the dashboard with ${IN_FLIGHT.toLocaleString("en")} episodes in fligh
     expect(JSON.parse(await get("/v1/dashboard/episodes?limit=50")).episodes).toHaveLength(50);
     expect(JSON.parse(await get(`/v1/dashboard/episodes/ep-${String(RECORDED - 1).padStart(7, "0")}`)).calls).toHaveLength(1);
     expect(JSON.parse(await get("/v1/dashboard/failures")).failures).toHaveLength(20);
+  });
+
+  it("exports the sandboxes by state and the episodes waiting for one in /metrics", async () => {
+    const text = await get("/metrics");
+    expect(text).toContain('agentjet_sandbox_instances{env="arith",state="live"} 4');
+    expect(text).toContain('agentjet_sandbox_waiting{env="arith"} 3');
+    expect(text).toContain('agentjet_sandbox_replaced_total{env="arith"} 2');
   });
 });
