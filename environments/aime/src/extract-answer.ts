@@ -52,16 +52,21 @@ function extractFrom(text: string, part: "final" | "thinking"): ExtractedAnswer 
 }
 
 function boxGroup(text: string, boxes: BoxedSpan[]): { raw: string; group: string[]; alternatives: boolean } {
-  const last = boxes.at(-1)!;
-  const group = [last.content];
+  const { group, alternatives } = joinedGroup(text, boxes.map((b) => ({ raw: b.content, start: b.start, end: b.end })), CONNECTOR);
+  return { raw: boxes.at(-1)!.content, group, alternatives };
+}
+
+/** The last value and the ones before it joined to it only by `connector`; "or" among the joins makes them alternatives. */
+function joinedGroup(text: string, values: ReadonlyArray<{ raw: string; start: number; end: number }>, connector: RegExp): { group: string[]; alternatives: boolean } {
+  const group = [values.at(-1)!.raw];
   let alternatives = false;
-  for (let i = boxes.length - 2; i >= 0; i--) {
-    const between = text.slice(boxes[i]!.end, boxes[i + 1]!.start);
-    if (!CONNECTOR.test(between)) break;
+  for (let i = values.length - 2; i >= 0; i--) {
+    const between = text.slice(values[i]!.end, values[i + 1]!.start);
+    if (!connector.test(between)) break;
     if (OR_CONNECTOR.test(between)) alternatives = true;
-    group.unshift(boxes[i]!.content);
+    group.unshift(values[i]!.raw);
   }
-  return { raw: last.content, group, alternatives };
+  return { group, alternatives };
 }
 
 /** The value announced by the last answer marker whose value looks like an answer. */
@@ -183,13 +188,6 @@ function lastCandidate(text: string, part: "final" | "thinking"): ExtractedAnswe
   const last = candidates.at(-1);
   if (last === undefined) return null;
   // "between 1 and 33", "3 or 4": values joined only by a connector are stated together.
-  const group = [last.raw];
-  let alternatives = false;
-  for (let i = candidates.length - 2; i >= 0; i--) {
-    const between = body.slice(candidates[i]!.end, candidates[i + 1]!.start);
-    if (!PROSE_CONNECTOR.test(between)) break;
-    if (OR_CONNECTOR.test(between)) alternatives = true;
-    group.unshift(candidates[i]!.raw);
-  }
+  const { group, alternatives } = joinedGroup(body, candidates, PROSE_CONNECTOR);
   return { raw: last.raw, source: last.source, part, group, alternatives, boxCount: 0 };
 }

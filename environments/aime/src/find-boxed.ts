@@ -1,3 +1,5 @@
+import { findCommand, matchBrace } from "./latex-commands.ts";
+
 /** One `\boxed{...}` (or `\fbox{...}`) found in a text, with its balanced content. */
 export interface BoxedSpan {
   content: string;
@@ -31,9 +33,7 @@ export function findBoxed(text: string): BoxedSpan[] {
 function nextCommand(text: string, from: number): { index: number; length: number } | null {
   let best: { index: number; length: number } | null = null;
   for (const cmd of COMMANDS) {
-    let idx = text.indexOf(cmd, from);
-    // `\boxedx` is another command; only a brace, a space or `*` (fbox*) may follow.
-    while (idx >= 0 && /[A-Za-z]/.test(text[idx + cmd.length] ?? "")) idx = text.indexOf(cmd, idx + 1);
+    const idx = findCommand(text, cmd, from);
     if (idx >= 0 && (best === null || idx < best.index)) best = { index: idx, length: cmd.length };
   }
   return best;
@@ -48,18 +48,6 @@ function readBoxAt(text: string, start: number, cmdLength: number): BoxedSpan | 
     if (j === start + cmdLength || m === null) return null;
     return { content: m[0], start, end: j + m[0].length };
   }
-  let depth = 0;
-  for (let k = j; k < text.length; k++) {
-    const ch = text[k];
-    if (ch === "\\") {
-      k++;
-      continue;
-    }
-    if (ch === "{") depth++;
-    else if (ch === "}") {
-      depth--;
-      if (depth === 0) return { content: text.slice(j + 1, k), start, end: k + 1 };
-    }
-  }
-  return null;
+  const close = matchBrace(text, j);
+  return close < 0 ? null : { content: text.slice(j + 1, close), start, end: close + 1 };
 }

@@ -1,3 +1,5 @@
+import { findCommand, matchBrace } from "./latex-commands.ts";
+
 /**
  * Strips the presentation around an answer (math delimiters, `\text{}`, bold, units of display, a
  * trailing period) and leaves the mathematical content. Both gold and predicted answers pass through it.
@@ -123,28 +125,4 @@ function unwrapCommand(s: string, commands: readonly string[]): string {
     if (!changed) break;
   }
   return out;
-}
-
-function findCommand(s: string, cmd: string): number {
-  let idx = s.indexOf(cmd);
-  while (idx >= 0 && /[A-Za-z]/.test(s[idx + cmd.length] ?? "")) idx = s.indexOf(cmd, idx + 1);
-  return idx;
-}
-
-/** Index of the `}` matching the `{` at `open`, or -1. */
-export function matchBrace(s: string, open: number): number {
-  let depth = 0;
-  for (let k = open; k < s.length; k++) {
-    const ch = s[k];
-    if (ch === "\\") {
-      k++;
-      continue;
-    }
-    if (ch === "{") depth++;
-    else if (ch === "}") {
-      depth--;
-      if (depth === 0) return k;
-    }
-  }
-  return -1;
 }
