@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import unittest
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -31,6 +32,24 @@ def tiny_config(**overrides: Any) -> Dict[str, Any]:
     for key, value in overrides.items():
         config[key] = {**config[key], **value} if isinstance(value, dict) and isinstance(config.get(key), dict) else value
     return config
+
+
+class ServerTestCase(unittest.TestCase):
+    """
+    A test class that shares one server: started from ``config`` before its first test (the tiny config
+    unless the class sets another; ``None`` starts the engine offline) and closed after its last.
+    """
+
+    config: Optional[Mapping[str, Any]] = tiny_config()
+    server: "Server"
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.server = Server(cls.config).start()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.server.close()
 
 
 class Server:

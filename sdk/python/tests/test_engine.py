@@ -5,25 +5,21 @@ from __future__ import annotations
 import unittest
 
 from _chat import chat
-from _server import ADMIN_TOKEN, CLIENT_TOKEN, Server, tiny_config
+from _server import ADMIN_TOKEN, CLIENT_TOKEN, ServerTestCase, tiny_config
 
 from agentjet import BadRequestError, PermissionDeniedError, SwarmClient
 
 
-class EngineTests(unittest.TestCase):
-    server: Server
+class EngineTests(ServerTestCase):
+    config = None  # the engine is offline
     admin: SwarmClient
     client: SwarmClient
 
     @classmethod
     def setUpClass(cls) -> None:
-        cls.server = Server(None).start()  # no config: the engine is offline
+        super().setUpClass()
         cls.admin = SwarmClient(cls.server.url, ADMIN_TOKEN)
         cls.client = SwarmClient(cls.server.url, CLIENT_TOKEN)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.close()
 
     def test_configure_start_status_stop(self) -> None:
         self.assertEqual(self.client.engine_status()["state"], "offline")

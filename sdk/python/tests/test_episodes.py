@@ -7,7 +7,7 @@ import unittest
 import warnings
 
 from _chat import chat
-from _server import ADMIN_TOKEN, CLIENT_TOKEN, Server, tiny_config
+from _server import ADMIN_TOKEN, CLIENT_TOKEN, ServerTestCase, tiny_config
 
 import agentjet
 from agentjet import EpisodeClosedError, EpisodeLostError, SwarmClient
@@ -15,21 +15,17 @@ from agentjet import EpisodeClosedError, EpisodeLostError, SwarmClient
 IDLE_TIMEOUT_S = 3
 
 
-class EpisodeTests(unittest.TestCase):
-    server: Server
+class EpisodeTests(ServerTestCase):
+    config = tiny_config(server={"idleTimeoutS": IDLE_TIMEOUT_S})
     client: SwarmClient
     admin: SwarmClient
     """Reads the server's view of episodes (GET /v1/episodes/... is an admin route)."""
 
     @classmethod
     def setUpClass(cls) -> None:
-        cls.server = Server(tiny_config(server={"idleTimeoutS": IDLE_TIMEOUT_S})).start()
+        super().setUpClass()
         cls.client = SwarmClient(cls.server.url, CLIENT_TOKEN, heartbeat_interval_s=0.5)
         cls.admin = SwarmClient(cls.server.url, ADMIN_TOKEN)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.close()
 
     def test_begin_chat_end(self) -> None:
         episode = self.client.begin_episode("task-1", env="pysdk", metadata={"source": "test"})

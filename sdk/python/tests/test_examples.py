@@ -11,7 +11,7 @@ import unittest
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from _server import CLIENT_TOKEN, Server, tiny_config
+from _server import CLIENT_TOKEN, ServerTestCase
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -25,17 +25,7 @@ def interpreter_with(module: str) -> Optional[str]:
     return None
 
 
-class ExampleTests(unittest.TestCase):
-    server: Server
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(tiny_config()).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.close()
-
+class ExampleTests(ServerTestCase):
     def run_example(self, python: str, name: str, *args: str) -> List[Dict[str, Any]]:
         env = {**os.environ, "PYTHONPATH": SRC}
         result = subprocess.run([python, str(EXAMPLES / name), "--url", self.server.url, "--token", CLIENT_TOKEN, *args], env=env, capture_output=True, text=True, timeout=300)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from _chat import chat
-from _server import ADMIN_TOKEN, CLIENT_TOKEN, Server, tiny_config
+from _server import ADMIN_TOKEN, CLIENT_TOKEN, Server, ServerTestCase, tiny_config
 
 from agentjet import APIConnectionError, AuthenticationError, EpisodeLostError, Retry, SwarmClient
 from agentjet.cli import EXIT_AUTH, EXIT_UNREACHABLE
@@ -29,17 +29,7 @@ def run_cli(args: List[str], token: Optional[str] = None) -> "subprocess.Complet
     return subprocess.run([sys.executable, "-m", "agentjet", *args], env=env, capture_output=True, text=True, timeout=120)
 
 
-class BadTokenTests(unittest.TestCase):
-    server: Server
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(tiny_config()).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.close()
-
+class BadTokenTests(ServerTestCase):
     def test_a_bad_token_is_a_clear_exception(self) -> None:
         with self.assertRaises(AuthenticationError) as caught:
             SwarmClient(self.server.url, "not-a-token").begin_episode("t", env="pysdk")

@@ -12,6 +12,7 @@ Begin a client-driven episode, point any OpenAI-compatible client at ``episode.b
         episode.end({"main": score(answer)})
 """
 
+from . import errors
 from ._transport import Retry
 from .client import DEFAULT_URL, SwarmClient
 from .episode import Episode
@@ -46,17 +47,5 @@ __all__ = [
     "FAILURE_KINDS",
     "EngineState",
     "EngineStatus",
-    "AgentJetError",
-    "APIConnectionError",
-    "APIStatusError",
-    "BadRequestError",
-    "AuthenticationError",
-    "PermissionDeniedError",
-    "NotFoundError",
-    "ConflictError",
-    "InternalServerError",
-    "EpisodeLostError",
-    "EpisodeClosedError",
-    "CONNECTION_ERROR_CODE",
-    "EPISODE_LOST_CODE",
 ]
+__all__ += errors.__all__
