@@ -65,6 +65,7 @@ export const ERROR_GROUPS: readonly ErrorGroup[] = [
       AJ_ERR_EPISODE_CLOSED: { meaning: "A call on an episode that already ended or was aborted.", http: 409 },
       AJ_ERR_EPISODE_BINDING: { meaning: "An agent is bound to something that is neither a policy nor a frozen model.", http: 400 },
       AJ_ERR_EPISODE_REWARDS: { meaning: "The rewards are missing, not finite or out of range; the episode is aborted, not trained.", http: 422 },
+      AJ_ERR_EPISODE_STORAGE: { meaning: "run.db refused a read or write of the episodes table (disk full, a closed or corrupt database)." },
       AJ_ERR_EPISODE_NOT_YOURS: { meaning: "The episode belongs to the server's scheduler, not to this caller.", http: 403 },
       AJ_ERR_POLICY_NOT_FOUND: { meaning: "The key's policy is not one the server serves.", http: 404 },
       AJ_ERR_FROZEN_NOT_FOUND: { meaning: "The key's frozen model is not one the server knows.", http: 404 },
