@@ -8,9 +8,28 @@
 // rule allows one only where a README names it. Two are allowed, each by its README:
 //   - server/ -> sdk/failure-kinds.ts (`FailureKind`): the one vocabulary of failure kinds, so the kinds the
 //     server reports itself are spelled as everywhere else (server/README.md);
-//   - sdk/ -> plugins/runtime.ts (`EnvironmentRuntime`): the handle a swarm client runs episodes on
+//   - sdk/ -> plugins/index.ts (`EnvironmentRuntime`): the handle a swarm client runs episodes on
 //     (sdk/README.md).
 // Cycles count type-only edges too: a type that two files need lives in a third.
+//
+// Public entries: a top-level folder is imported from another only through the files listed here (its
+// `index.ts` and its sub-packages' `index.ts`, and a few narrower entries); package.json's `exports` names
+// the ones for users. environments/ (packed apart; they import the SDK as `agentjet/sdk/env`) and test/ (tests
+// may reach inside what they test) are not judged by it.
+const PUBLIC_ENTRIES = [
+  "errors/index.ts",
+  // sdk/README.md. failure-kinds.ts: a leaf every folder may import (sdk/index.ts would load the swarm client).
+  "sdk/index.ts",
+  "sdk/failure-kinds.ts",
+  "sdk/env/index.ts",
+  "sdk/env/schemas.ts",
+  "sdk/env/serve.ts",
+  "sdk/swarm/index.ts",
+  "sdk/rewards/index.ts",
+  // plugins/README.md
+  "plugins/index.ts",
+];
+const PUBLIC_ENTRY = `^(${PUBLIC_ENTRIES.map((e) => e.replaceAll(".", "\\.")).join("|")})$`;
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -30,18 +49,11 @@ module.exports = {
       to: { path: "^(server|hub)/" },
     },
     {
-      name: "sdk-plugins-runtime-types-only",
-      comment: "sdk/ sees plugins/ only through the types of plugins/runtime.ts (sdk/README.md).",
+      name: "sdk-plugins-types-only",
+      comment: "sdk/ imports plugins/ (its entry, plugins/index.ts) for the sandbox runtime's types only (sdk/README.md).",
       severity: "error",
       from: { path: "^sdk/" },
-      to: { path: "^plugins/", pathNot: "^plugins/runtime\\.ts$" },
-    },
-    {
-      name: "sdk-plugins-runtime-no-value",
-      comment: "sdk/ imports plugins/runtime.ts for its types only (sdk/README.md).",
-      severity: "error",
-      from: { path: "^sdk/" },
-      to: { path: "^plugins/runtime\\.ts$", dependencyTypesNot: ["type-only"] },
+      to: { path: "^plugins/", dependencyTypesNot: ["type-only"] },
     },
     {
       name: "plugins-not-server-or-hub",
@@ -63,6 +75,13 @@ module.exports = {
       severity: "error",
       from: { path: "^server/" },
       to: { path: "^(plugins|hub|sdk)/", pathNot: "^sdk/failure-kinds\\.ts$" },
+    },
+    {
+      name: "public-entries-only",
+      comment: "Another top-level folder is imported only through its public entries (PUBLIC_ENTRIES above, the folder READMEs).",
+      severity: "error",
+      from: { path: "^(sdk|plugins)/" },
+      to: { path: "^(hub|sdk|server|plugins|errors)/", pathNot: ["^$1/", PUBLIC_ENTRY] },
     },
     {
       name: "errors-imports-nothing",

@@ -1,4 +1,4 @@
-import type { Turn } from "../sdk/env/protocol.ts";
+import type { Turn } from "../sdk/env/index.ts";
 import type { Failure } from "./runtime.ts";
 
 /** What a finished turn is checked against: the manifest's reward range and the seats the episode plays. */

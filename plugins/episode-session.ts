@@ -1,4 +1,5 @@
-import { type ResetRequest, type StepRequest, type Turn, TurnSchema } from "../sdk/env/protocol.ts";
+import type { ResetRequest, StepRequest, Turn } from "../sdk/env/index.ts";
+import { TurnSchema } from "../sdk/env/schemas.ts";
 import { checkTurn } from "./check-turn.ts";
 import { explainFailure } from "./explain-failure.ts";
 import type { HostOp, Instance } from "./instance.ts";

@@ -1,4 +1,4 @@
-import type { HostRequest } from "../sdk/env/protocol.ts";
+import type { HostRequest } from "../sdk/env/index.ts";
 import type { Outcome } from "./runtime.ts";
 
 export type HostOp = HostRequest["op"];

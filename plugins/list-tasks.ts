@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
-import type { Manifest } from "../sdk/env/manifest.ts";
-import { type Task, TaskSchema } from "../sdk/env/protocol.ts";
+import type { Manifest, Task } from "../sdk/env/index.ts";
+import { TaskSchema } from "../sdk/env/schemas.ts";
 import { ExternalSplitError, TaskFileError, UnknownSplitError } from "./errors.ts";
 
 /** Reads a JSONL task file: one task per line, blank lines skipped; `split` fills tasks that name none. */

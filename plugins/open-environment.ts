@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type GenerateTasksRequest, type SolveRequest, type Task, TaskSchema } from "../sdk/env/protocol.ts";
+import type { GenerateTasksRequest, SolveRequest, Task } from "../sdk/env/index.ts";
+import { TaskSchema } from "../sdk/env/schemas.ts";
 import { buildDockerImage } from "./docker/build-docker-image.ts";
 import { containerRuntimeRegistered } from "./docker/docker-client.ts";
 import { createDockerDriver } from "./docker/docker-driver.ts";

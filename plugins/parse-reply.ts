@@ -1,4 +1,4 @@
-import { InstanceReplySchema } from "../sdk/env/protocol.ts";
+import { InstanceReplySchema } from "../sdk/env/schemas.ts";
 import { failed, ok } from "./outcome.ts";
 import type { Outcome } from "./runtime.ts";
 

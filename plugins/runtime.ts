@@ -1,6 +1,5 @@
-import type { Manifest } from "../sdk/env/manifest.ts";
+import type { GenerateTasksRequest, Manifest, ResetRequest, SolveRequest, StepRequest, Task, Turn } from "../sdk/env/index.ts";
 import type { EnvironmentFailureKind } from "../sdk/failure-kinds.ts";
-import type { GenerateTasksRequest, ResetRequest, SolveRequest, StepRequest, Task, Turn } from "../sdk/env/protocol.ts";
 
 /**
  * Why an environment instance failed (the sandbox's part of `sdk/failure-kinds.ts`). An infrastructure

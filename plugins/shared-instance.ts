@@ -1,4 +1,5 @@
-import { type BatchCall, BatchReplySchema, type Task } from "../sdk/env/protocol.ts";
+import type { BatchCall, Task } from "../sdk/env/index.ts";
+import { BatchReplySchema } from "../sdk/env/schemas.ts";
 import type { Driver, HostOp, Instance } from "./instance.ts";
 import { failed, failedWith, ok } from "./outcome.ts";
 import { thrown } from "./parse-reply.ts";

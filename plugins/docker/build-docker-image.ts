@@ -2,7 +2,7 @@ import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { build, type Message } from "esbuild";
-import type { Manifest } from "../../sdk/env/manifest.ts";
+import type { Manifest } from "../../sdk/env/index.ts";
 import { explainBundleErrors } from "../explain-bundle-errors.ts";
 import { buildImage } from "./build-image.ts";
 import { ensureNodeBaseImage } from "./node-base-image.ts";

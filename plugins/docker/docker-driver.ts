@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type Docker from "dockerode";
-import type { Manifest } from "../../sdk/env/manifest.ts";
+import type { Manifest } from "../../sdk/env/index.ts";
 import type { Driver, Instance } from "../instance.ts";
 import { failed } from "../outcome.ts";
 import type { ContainerRuntime, Outcome } from "../runtime.ts";

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Message } from "esbuild";
-import type { Manifest } from "../../sdk/env/manifest.ts";
+import type { Manifest } from "../../sdk/env/index.ts";
 import { explainBundleErrors } from "../explain-bundle-errors.ts";
 
 const DISPATCHER = fileURLToPath(new URL("../../sdk/env/create-dispatcher.ts", import.meta.url));

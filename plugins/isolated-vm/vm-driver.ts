@@ -1,6 +1,6 @@
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import type { Piscina } from "piscina";
-import type { Manifest } from "../../sdk/env/manifest.ts";
+import type { Manifest } from "../../sdk/env/index.ts";
 import type { Driver, HostOp, Instance } from "../instance.ts";
 import { failed } from "../outcome.ts";
 import { parseReply } from "../parse-reply.ts";

@@ -6,6 +6,9 @@ export { defineEnvironment, type EnvironmentDefinition, type EpisodeDynamics } f
 export type { Limits, Manifest, Split } from "./manifest.ts";
 export type { PrepareContext, PrepareFunction } from "./prepare.ts";
 export type {
+  BatchCall,
+  BatchReply,
+  BatchRequest,
   EnvMessage,
   GenerateTasksRequest,
   HostRequest,

@@ -1,4 +1,4 @@
-import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
+import type { EnvironmentRuntime } from "../../plugins/index.ts";
 
 /** An environment this client can run: an open runtime and the plugin's content hash. */
 export interface ClientEnvironment {

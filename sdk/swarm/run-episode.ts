@@ -1,4 +1,4 @@
-import type { EnvironmentRuntime, EpisodeSession, Outcome } from "../../plugins/runtime.ts";
+import type { EnvironmentRuntime, EpisodeSession, Outcome } from "../../plugins/index.ts";
 import type { Turn } from "../env/protocol.ts";
 import type { Assignment, ClientMessage, SwarmAbortReason } from "./protocol.ts";
 import type { EnvHandle, EpisodeHandle, Workflow } from "./workflow.ts";

@@ -1,4 +1,4 @@
-import type { Outcome } from "../../plugins/runtime.ts";
+import type { Outcome } from "../../plugins/index.ts";
 import type { Task, Turn } from "../env/protocol.ts";
 import type { AgentAccess, Assignment, SwarmAbortReason } from "./protocol.ts";
 
