@@ -4,7 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect } from "vitest";
-import { REPO } from "../helpers.ts";
+import { REPO, removeTempDirs, tempDir } from "../helpers.ts";
 
 /** A tiny arith run: 10 warm-start steps, 2 RL steps of 4 groups of 4, 8 greedy eval tasks (seconds on a free core). */
 export const TINY_CONFIG = {
@@ -62,6 +62,19 @@ export async function startMcp(project: string): Promise<McpSession> {
     },
     close: () => client.close(),
   };
+}
+
+/** A fresh project folder (named from `prefix`) and an MCP server over it: a test file's `beforeAll`. */
+export async function openMcpProject(prefix: string): Promise<{ mcp: McpSession; project: string }> {
+  const project = tempDir(prefix);
+  return { mcp: await startMcp(project), project };
+}
+
+/** Its `afterAll`: closes the server, stops the runs it left and removes the file's temp folders. */
+export async function closeMcpProject(mcp: McpSession | undefined, project: string): Promise<void> {
+  await mcp?.close();
+  stopLeftovers(project);
+  removeTempDirs();
 }
 
 /** Polls `read` every `ms` until `done` holds or `timeoutMs` passes; gives the last value. */

@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { removeTempDirs, tempDir } from "../helpers.ts";
-import { type McpSession, pollUntil, startMcp, stopLeftovers, TINY_CONFIG } from "./mcp-helpers.ts";
+import { closeMcpProject, type McpSession, openMcpProject, pollUntil, TINY_CONFIG } from "./mcp-helpers.ts";
 
 const TOOLS = [
   "env_init", "env_test",
@@ -29,15 +28,9 @@ let mcp: McpSession;
 let project: string;
 
 beforeAll(async () => {
-  project = tempDir("mcp");
-  mcp = await startMcp(project);
+  ({ mcp, project } = await openMcpProject("mcp"));
 });
-
-afterAll(async () => {
-  await mcp?.close();
-  stopLeftovers(project);
-  removeTempDirs();
-});
+afterAll(() => closeMcpProject(mcp, project));
 
 describe("agentjet mcp (the SDK's client over stdio, the real CLI)", () => {
   it("lists every tool with typed input and output schemas", async () => {

@@ -2,8 +2,8 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO, removeTempDirs, tempDir } from "../helpers.ts";
-import { type McpSession, pollUntil, startMcp, stopLeftovers, TINY_CONFIG } from "./mcp-helpers.ts";
+import { REPO } from "../helpers.ts";
+import { closeMcpProject, type McpSession, openMcpProject, pollUntil, TINY_CONFIG } from "./mcp-helpers.ts";
 
 const HAS_SWEEP = existsSync(join(REPO, "hub", "cli", "commands", "sweep.ts"));
 
@@ -20,15 +20,9 @@ let mcp: McpSession;
 let project: string;
 
 beforeAll(async () => {
-  project = tempDir("mcp-sweep");
-  mcp = await startMcp(project);
+  ({ mcp, project } = await openMcpProject("mcp-sweep"));
 });
-
-afterAll(async () => {
-  await mcp?.close();
-  stopLeftovers(project);
-  removeTempDirs();
-});
+afterAll(() => closeMcpProject(mcp, project));
 
 describe.skipIf(!HAS_SWEEP)("agentjet mcp: sweeps (agentjet sweep as a child)", () => {
   it("runs a two-run sweep to its summary, and stops another cleanly", { timeout: 240_000 }, async () => {
