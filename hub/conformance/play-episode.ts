@@ -35,7 +35,7 @@ export async function playEpisode(opts: {
     for (let step = 0; step < opts.maxSteps && !turn.value.done; step++) {
       const actions: Record<string, string> = {};
       for (const [agent, obs] of Object.entries(turn.value.observations)) {
-        const history = histories.get(agent) ?? [];
+        const history = obs.fresh ? [] : (histories.get(agent) ?? []);
         history.push(...obs.messages);
         histories.set(agent, history);
         const action = await opts.act(agent, opts.task, history, obs.responseFormat);

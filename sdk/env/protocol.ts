@@ -43,6 +43,12 @@ export type ResponseFormat = z.infer<typeof ResponseFormatSchema>;
 /** What one agent sees when it is its turn: messages to append to that agent's own conversation. */
 export const ObservationSchema = z.object({
   messages: z.array(EnvMessageSchema).min(1).describe("Appended to the agent's conversation; at least one"),
+  fresh: z
+    .boolean()
+    .optional()
+    .describe(
+      "`true`: `messages` replace the agent's conversation instead of extending it (a self-contained observation, e.g. for a model with a small context). Absent: false",
+    ),
   responseFormat: ResponseFormatSchema.optional().describe(
     "The shape the reply must take (a JSON schema; its `enum`s name the legal moves); the default agent loop sends it as `response_format`. Absent: free text",
   ),

@@ -3,7 +3,7 @@ import type { EpisodeHandle, Workflow } from "./workflow.ts";
 
 /**
  * The default agent loop: reset the environment; for each agent whose turn it is, one chat completion
- * with that agent's key over that agent's own conversation (constrained to the observation's
+ * with that agent's key over that agent's own conversation (restarted by a `fresh` observation; constrained to the observation's
  * `responseFormat` when it carries one); step; until done; then end with the
  * environment's rewards. A sandbox failure aborts with its failure kind. Past `maxTurns`, the episode
  * ends with the bottom of the reward range for every driven agent.
@@ -25,6 +25,7 @@ export function createDefaultAgentLoop(options: { fetch?: typeof fetch } = {}): 
         if (!access) return episode.abort({ kind: "protocol", message: `the environment asked agent '${agentId}', which has no key` });
         const conversation = conversations.get(agentId) ?? [];
         conversations.set(agentId, conversation);
+        if (observation.fresh) conversation.length = 0;
         conversation.push(...observation.messages);
         const reply = await createChatCompletion(access, conversation, {
           signal: episode.signal,
