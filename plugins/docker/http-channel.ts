@@ -33,13 +33,8 @@ export class HttpChannel implements Instance {
     return this.#alive;
   }
 
-  async probe(timeoutMs: number): Promise<Outcome<unknown>> {
-    const running = await probeContainer(this.container);
-    if (running.kind === "failed") {
-      this.#alive = false;
-      return running;
-    }
-    return this.call("ping", {}, timeoutMs);
+  probe(timeoutMs: number): Promise<Outcome<unknown>> {
+    return probeContainer(this.container, () => this.call("ping", {}, timeoutMs), () => (this.#alive = false));
   }
 
   async waitReady(timeoutMs: number): Promise<Outcome<unknown>> {

@@ -49,13 +49,8 @@ export class StdioChannel implements Instance {
     return this.#alive;
   }
 
-  async probe(timeoutMs: number): Promise<Outcome<unknown>> {
-    const running = await probeContainer(this.container);
-    if (running.kind === "failed") {
-      this.#alive = false;
-      return running;
-    }
-    return this.call("ping", {}, timeoutMs);
+  probe(timeoutMs: number): Promise<Outcome<unknown>> {
+    return probeContainer(this.container, () => this.call("ping", {}, timeoutMs), () => (this.#alive = false));
   }
 
   waitReady(timeoutMs: number): Promise<Outcome<unknown>> {
