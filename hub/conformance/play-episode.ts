@@ -1,5 +1,5 @@
-import type { ResponseFormat, Task, Turn } from "../../sdk/env/protocol.ts";
-import type { EnvironmentRuntime, Failure } from "../../plugins/runtime.ts";
+import type { ResponseFormat, Task, Turn } from "../../sdk/env/index.ts";
+import type { EnvironmentRuntime, Failure } from "../../plugins/index.ts";
 
 /** `format`: the observation's `responseFormat`, the shape the reply must take (absent: free text). */
 export type ActionPolicy = (

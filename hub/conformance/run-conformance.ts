@@ -1,9 +1,7 @@
 import { existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import type { Manifest } from "../../sdk/env/manifest.ts";
-import type { Task } from "../../sdk/env/protocol.ts";
-import { openEnvironment } from "../../plugins/index.ts";
-import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
+import type { Manifest, Task } from "../../sdk/env/index.ts";
+import { type EnvironmentRuntime, openEnvironment } from "../../plugins/index.ts";
 import { readManifest } from "../store/read-manifest.ts";
 import { removeImage, sourceImageTag } from "../store/remove-image.ts";
 import { ADVERSARIAL_COUNT, createFuzzActions } from "./fuzz-actions.ts";

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import type { PolicyRuntime } from "../../server/app/server-context.ts";
-import type { RunConfig } from "../../server/config/run-config.ts";
-import type { RunDb } from "../../server/db/run-db.ts";
+import type { PolicyRuntime } from "../../server/app/index.ts";
+import type { RunConfig } from "../../server/config/index.ts";
+import type { RunDb } from "../../server/db/index.ts";
 import type { EpisodeStore } from "../../server/episodes/episode-store.ts";
 import type { SamplePool } from "../../server/training/index.ts";
 import type { EngineStatus } from "../run/engine-status.ts";

@@ -1,8 +1,7 @@
-import type { RunDb } from "../../server/db/run-db.ts";
+import type { RunDb } from "../../server/db/index.ts";
 import { type MergeOptions, mergeTimelines } from "../../server/training/index.ts";
-import type { Tokenizer } from "../../server/tokenizers/tokenizer.ts";
-import type { CallRecord } from "../../server/tracker/call-record.ts";
-import { type CallRow, fromCallRow } from "../../server/tracker/call-rows.ts";
+import type { Tokenizer } from "../../server/tokenizers/index.ts";
+import { type CallRecord, type CallRow, fromCallRow } from "../../server/tracker/index.ts";
 import { type EpisodeRow, type EpisodeSummary, summarizeEpisode } from "./episode-query.ts";
 
 /** One generated token of a call: its id, its text, its log-prob, and whether the loss trains it. */

@@ -1,4 +1,4 @@
-import type { RunDb } from "../../server/db/run-db.ts";
+import type { RunDb } from "../../server/db/index.ts";
 
 /** What the episode browser searches by; every field narrows the list. */
 export interface EpisodeFilter {

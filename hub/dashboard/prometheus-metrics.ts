@@ -1,4 +1,4 @@
-import type { RunDb } from "../../server/db/run-db.ts";
+import type { RunDb } from "../../server/db/index.ts";
 import type { DashboardSource } from "./dashboard-source.ts";
 
 type Labels = Record<string, string>;

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import Database from "better-sqlite3";
 import { z } from "zod";
-import type { RunDb } from "../../server/db/run-db.ts";
+import type { RunDb } from "../../server/db/index.ts";
 import { type EpisodeRow, latestFailures, listEpisodes, summarizeEpisode } from "../dashboard/episode-query.ts";
 import { BadCursorError, EpisodeNotFoundError, NotARunDirError } from "./errors.ts";
 import { registerTool } from "./register-tool.ts";

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
-import type { AuthTokens } from "../../server/app/auth.ts";
-import { buildServer } from "../../server/app/build-server.ts";
-import type { RunConfig } from "../../server/config/run-config.ts";
-import type { Engine } from "../../server/engines/engine.ts";
+import { type AuthTokens, buildServer } from "../../server/app/index.ts";
+import type { RunConfig } from "../../server/config/index.ts";
+import type { Engine } from "../../server/engines/index.ts";
 import { beginEpisodeRoute } from "../../server/episodes/begin-route.ts";
 import type { EpisodeStore } from "../../server/episodes/episode-store.ts";
 import { createEpisodeStorePort } from "../../server/episodes/episode-store-port.ts";

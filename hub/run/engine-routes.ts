@@ -1,10 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { callerIdentity } from "../../server/episodes/ownership.ts";
-import { parseRunConfig } from "../../server/config/load-run-config.ts";
-import { HttpError } from "../../server/openai/errors.ts";
-import { parseBody } from "../../server/openai/parse-body.ts";
-import type { RunConfig } from "../../server/config/run-config.ts";
+import { parseRunConfig, type RunConfig } from "../../server/config/index.ts";
+import { HttpError, parseBody } from "../../server/openai/index.ts";
 import type { EngineState, EngineStatus } from "./engine-status.ts";
 import type { RunResult } from "./run-loop.ts";
 

@@ -1,10 +1,14 @@
 import { agentTranscript, type Tracker } from "../../server/index.ts";
-import { conversationText, type ConversationMessage } from "../../sdk/rewards/conversation-text.ts";
-import { readRubric } from "../../sdk/rewards/episode-rewarder.ts";
-import { Judge } from "../../sdk/rewards/judge.ts";
-import type { JudgePart, RewardParts } from "../../sdk/rewards/spec.ts";
-import { taskSlots } from "../../sdk/rewards/task-slots.ts";
-import { rankRewards } from "../../sdk/rewards/verdict.ts";
+import {
+  type ConversationMessage,
+  conversationText,
+  Judge,
+  type JudgePart,
+  rankRewards,
+  readRubric,
+  type RewardParts,
+  taskSlots,
+} from "../../sdk/rewards/index.ts";
 import type { GroupScorer } from "../scheduler/index.ts";
 import type { PreparedEnvironment } from "../train/prepare-environments.ts";
 

@@ -2,9 +2,9 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeF
 import { join, resolve } from "node:path";
 import { stringify } from "yaml";
 import type { FastifyInstance } from "fastify";
-import type { AuthTokens } from "../../server/app/auth.ts";
-import type { RunConfig } from "../../server/config/run-config.ts";
-import type { Engine } from "../../server/engines/engine.ts";
+import type { AuthTokens } from "../../server/app/index.ts";
+import type { RunConfig } from "../../server/config/index.ts";
+import type { Engine } from "../../server/engines/index.ts";
 import type { SamplePool, TrainingCoordinator } from "../../server/training/index.ts";
 import { readMetrics } from "../report/read-metrics.ts";
 import type { Scheduler } from "../scheduler/index.ts";

@@ -1,5 +1,5 @@
-import type { RunConfig } from "../../server/config/run-config.ts";
-import type { Engine } from "../../server/engines/engine.ts";
+import type { RunConfig } from "../../server/config/index.ts";
+import type { Engine } from "../../server/engines/index.ts";
 import type { CoordinatorPhase, SamplePool, StepReport, TrainingCoordinator } from "../../server/training/index.ts";
 import { buildReport } from "../report/build-report.ts";
 import { type Scheduler, sharesAt } from "../scheduler/index.ts";

@@ -2,17 +2,22 @@ import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from "fastify";
-import { installAuth, type RouteEntry } from "../../server/app/auth.ts";
-import { describeTokens, type ResolvedTokens, resolveAuthTokens } from "../../server/app/auth-tokens.ts";
-import { closeServer } from "../../server/app/close-server.ts";
-import type { RunConfig } from "../../server/config/run-config.ts";
-import { HttpError, toErrorBody } from "../../server/openai/errors.ts";
+import {
+  closeServer,
+  describeTokens,
+  installAuth,
+  isLoopbackHost,
+  resolveAuthTokens,
+  type ResolvedTokens,
+  type RouteEntry,
+} from "../../server/app/index.ts";
+import type { RunConfig } from "../../server/config/index.ts";
+import { HttpError, toErrorBody } from "../../server/openai/index.ts";
 import { ClientActivity } from "../dashboard/client-activity.ts";
 import type { DashboardSource } from "../dashboard/dashboard-source.ts";
 import { dashboardRoutes } from "../dashboard/dashboard-routes.ts";
 import { LiveFeed } from "../dashboard/live-feed.ts";
 import { LoginCodes } from "../dashboard/login-codes.ts";
-import { isLoopbackHost } from "../../server/app/auth.ts";
 import { swarmPlugin } from "../swarm/plugin.ts";
 import { readLatestCheckpoint } from "../train/checkpoint.ts";
 import { StorageError } from "../train/errors.ts";

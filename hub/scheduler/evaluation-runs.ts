@@ -1,4 +1,4 @@
-import type { Task } from "../../sdk/env/protocol.ts";
+import type { Task } from "../../sdk/env/index.ts";
 import type { LoadTasks } from "./port.ts";
 import type { EnvLane, EvalRun, NewSlot, Slot } from "./slots.ts";
 import type { EvalEnvReport, EvalReport, EvalRequest } from "./types.ts";

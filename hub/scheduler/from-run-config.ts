@@ -1,4 +1,4 @@
-import type { EnvironmentEntry, RunConfig } from "../../server/config/run-config.ts";
+import type { EnvironmentEntry, RunConfig } from "../../server/config/index.ts";
 import type { EpisodeRegistry, LoadTasks } from "./port.ts";
 import type { SchedulerOptions } from "./scheduler.ts";
 import type { SchedulerStateInput } from "./state.ts";

@@ -1,4 +1,4 @@
-import type { Task } from "../../sdk/env/protocol.ts";
+import type { Task } from "../../sdk/env/index.ts";
 import { UnknownRoleTargetError, UnmappedRoleError } from "./errors.ts";
 import type { AgentTarget } from "./port.ts";
 

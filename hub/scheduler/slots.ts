@@ -1,4 +1,4 @@
-import type { Task } from "../../sdk/env/protocol.ts";
+import type { Task } from "../../sdk/env/index.ts";
 import type { ClientLink } from "./client-link.ts";
 import type { Deque } from "./deque.ts";
 import type { MixLedger } from "./mixing.ts";

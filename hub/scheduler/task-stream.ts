@@ -1,4 +1,4 @@
-import type { Task } from "../../sdk/env/protocol.ts";
+import type { Task } from "../../sdk/env/index.ts";
 import { hashString, shuffleIndices } from "./rng.ts";
 
 /** Where a task stream stands: serialisable, so `--resume` continues the same order. */

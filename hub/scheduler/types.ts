@@ -1,5 +1,5 @@
-import type { Task } from "../../sdk/env/protocol.ts";
-import type { CodeVersion } from "../../sdk/swarm/protocol.ts";
+import type { Task } from "../../sdk/env/index.ts";
+import type { CodeVersion } from "../../sdk/swarm/index.ts";
 import type { Weight } from "./mixing.ts";
 import type { AbortReason } from "./port.ts";
 
@@ -124,7 +124,7 @@ export type { Task };
 export interface GroupScorer {
   score(input: {
     env: string;
-    task: import("../../sdk/env/protocol.ts").Task;
+    task: import("../../sdk/env/index.ts").Task;
     episodes: ReadonlyArray<{ episodeId: string; rewards: Readonly<Record<string, number>> }>;
   }): Promise<Array<{ rewards: Record<string, number>; info: Record<string, unknown> }>>;
 }

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { type Manifest, ManifestSchema } from "../../sdk/env/manifest.ts";
+import type { Manifest } from "../../sdk/env/index.ts";
+import { ManifestSchema } from "../../sdk/env/schemas.ts";
 import { bundleVmPlugin, buildDockerImage } from "../../plugins/index.ts";
 import { findVersion, loadRegistry } from "../registry/load-registry.ts";
 import type { Source } from "../registry/schema.ts";

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Manifest, ManifestSchema } from "../../sdk/env/manifest.ts";
+import type { Manifest } from "../../sdk/env/index.ts";
+import { ManifestSchema } from "../../sdk/env/schemas.ts";
 import { InvalidPluginError } from "./errors.ts";
 
 export const MANIFEST_FILE = "agentjet.env.json";

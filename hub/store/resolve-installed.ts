@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Manifest } from "../../sdk/env/manifest.ts";
+import type { Manifest } from "../../sdk/env/index.ts";
 import { readLockfile, writeLockfile } from "./lockfile.ts";
 import { BUNDLE_FILE, envDir, envsRoot, INSTALL_FILE } from "./paths.ts";
 import { readManifest } from "./read-manifest.ts";

@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Manifest } from "../../sdk/env/manifest.ts";
-import type { PrepareFunction } from "../../sdk/env/prepare.ts";
+import type { Manifest, PrepareFunction } from "../../sdk/env/index.ts";
 import { PrepareFailedError } from "./errors.ts";
 
 /**

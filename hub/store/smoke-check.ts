@@ -1,7 +1,5 @@
-import type { Manifest } from "../../sdk/env/manifest.ts";
-import type { Task } from "../../sdk/env/protocol.ts";
-import { openEnvironment } from "../../plugins/index.ts";
-import type { EnvironmentRuntime, OpenEnvironmentOptions } from "../../plugins/runtime.ts";
+import type { Manifest, Task } from "../../sdk/env/index.ts";
+import { type EnvironmentRuntime, openEnvironment, type OpenEnvironmentOptions } from "../../plugins/index.ts";
 
 export type SmokeResult = { kind: "ok"; task: string; steps: number } | { kind: "skipped"; reason: string } | { kind: "failed"; message: string };
 

@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openEnvironment } from "../../plugins/index.ts";
-import { type Manifest, ManifestSchema } from "../../sdk/env/manifest.ts";
-import type { ClientEnvironment } from "../../sdk/swarm/client.ts";
+import type { Manifest } from "../../sdk/env/index.ts";
+import { ManifestSchema } from "../../sdk/env/schemas.ts";
+import type { ClientEnvironment } from "../../sdk/swarm/index.ts";
 import { listInstalled, resolveInstalled } from "../store/index.ts";
 import { hashPluginDir } from "./hash-plugin-dir.ts";
 

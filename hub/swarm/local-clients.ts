@@ -1,5 +1,4 @@
-import { type ClientEnvironment, type ClientEvent, SwarmClient } from "../../sdk/swarm/client.ts";
-import type { Workflow } from "../../sdk/swarm/workflow.ts";
+import { type ClientEnvironment, type ClientEvent, SwarmClient, type Workflow } from "../../sdk/swarm/index.ts";
 
 /** `agentjet train`'s in-process clients: N swarm clients on one set of open environments. */
 export async function startLocalClients(options: {

@@ -5,10 +5,10 @@ import {
   ClientMessageSchema,
   type ParsedClientMessage,
   parseFrame,
+  type ServerMessage,
   SWARM_PATH,
   SWARM_PROTOCOL_VERSION,
-  type ServerMessage,
-} from "../../sdk/swarm/protocol.ts";
+} from "../../sdk/swarm/index.ts";
 import type { ClientLink, Scheduler } from "../scheduler/scheduler.ts";
 import { SWARM_ERRORS } from "./errors.ts";
 

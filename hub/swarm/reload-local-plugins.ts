@@ -1,5 +1,5 @@
-import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
-import type { ClientEnvironment, SwarmClient } from "../../sdk/swarm/client.ts";
+import type { EnvironmentRuntime } from "../../plugins/index.ts";
+import type { ClientEnvironment, SwarmClient } from "../../sdk/swarm/index.ts";
 import type { ClientEnvSource } from "./client-environments.ts";
 import { hashPluginDir } from "./hash-plugin-dir.ts";
 import { watchPluginDir } from "./watch-plugin-dir.ts";

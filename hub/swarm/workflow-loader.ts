@@ -3,7 +3,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
-import type { Workflow } from "../../sdk/swarm/workflow.ts";
+import type { Workflow } from "../../sdk/swarm/index.ts";
 import { WorkflowExportError } from "./errors.ts";
 
 /**

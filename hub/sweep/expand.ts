@@ -1,4 +1,4 @@
-import { type RunConfig, RunConfigSchema } from "../../server/config/run-config.ts";
+import { type RunConfig, RunConfigSchema } from "../../server/config/index.ts";
 import { createRng } from "../scheduler/rng.ts";
 import { EmptySearchError, InvalidRunConfigError } from "./errors.ts";
 import { checkFieldPath, parseFieldPath, type Segment, setField } from "./field-paths.ts";

@@ -1,4 +1,4 @@
-import { type JsonSchemaNode, runConfigJsonSchema } from "../../server/config/json-schema.ts";
+import { type JsonSchemaNode, runConfigJsonSchema } from "../../server/config/index.ts";
 import { UnknownFieldError } from "./errors.ts";
 
 /**

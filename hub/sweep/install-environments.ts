@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from "node:path";
-import type { RunConfig } from "../../server/config/run-config.ts";
+import type { RunConfig } from "../../server/config/index.ts";
 import { addEnvironment, resolveInstalled } from "../store/index.ts";
 
 /**

@@ -1,7 +1,6 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { formatConfigIssues, loadRunConfig } from "../../server/config/load-run-config.ts";
-import type { RunConfig } from "../../server/config/run-config.ts";
+import { formatConfigIssues, loadRunConfig, type RunConfig } from "../../server/config/index.ts";
 import { readLatestCheckpoint } from "../train/checkpoint.ts";
 import type { RunEvent } from "../train/events.ts";
 import { type Campaign, type CampaignRun, writeCampaign } from "./campaign.ts";

@@ -2,8 +2,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
-import { formatConfigIssues, loadRunConfig } from "../../server/config/load-run-config.ts";
-import { type RunConfig, RunConfigSchema } from "../../server/config/run-config.ts";
+import { formatConfigIssues, loadRunConfig, type RunConfig, RunConfigSchema } from "../../server/config/index.ts";
 import { InvalidSweepFileError, SweepFileNotFoundError } from "./errors.ts";
 
 /** A value range of random search: uniform in [min, max], or log-uniform with `log`; rounded with `int`. */

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import type { RunConfig } from "../../server/config/run-config.ts";
-import type { Tokenizer } from "../../server/tokenizers/tokenizer.ts";
-import type { Task } from "../../sdk/env/protocol.ts";
+import type { RunConfig } from "../../server/config/index.ts";
+import type { Tokenizer } from "../../server/tokenizers/index.ts";
+import type { Task } from "../../sdk/env/index.ts";
 import { playEpisode } from "../conformance/play-episode.ts";
 import { resolveSeats, seatsOf } from "../scheduler/resolve-seats.ts";
 import { WarmStartError } from "./errors.ts";

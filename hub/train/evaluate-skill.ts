@@ -1,9 +1,9 @@
-import type { PolicyRuntime } from "../../server/app/server-context.ts";
-import type { RunConfig } from "../../server/config/run-config.ts";
-import type { FrozenModel } from "../../server/engines/frozen.ts";
-import type { ChatTurnMessage } from "../../server/tokenizers/tokenizer.ts";
-import { createJsonMask, toJsonGrammar } from "../../server/openai/json-mask.ts";
-import type { ResponseFormat, Task } from "../../sdk/env/protocol.ts";
+import type { PolicyRuntime } from "../../server/app/index.ts";
+import type { RunConfig } from "../../server/config/index.ts";
+import type { FrozenModel } from "../../server/engines/index.ts";
+import type { ChatTurnMessage } from "../../server/tokenizers/index.ts";
+import { createJsonMask, toJsonGrammar } from "../../server/openai/index.ts";
+import type { ResponseFormat, Task } from "../../sdk/env/index.ts";
 import { playEpisode } from "../conformance/play-episode.ts";
 import { resolveSeats, seatsOf } from "../scheduler/resolve-seats.ts";
 import type { EvalEvent } from "./events.ts";

@@ -1,4 +1,4 @@
-import type { StepReport } from "../../server/training/coordinator.ts";
+import type { StepReport } from "../../server/training/index.ts";
 
 /**
  * Why a sync trained nothing, in words: which reward every dropped group shared. All 0 means the

@@ -1,9 +1,8 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { openEnvironment } from "../../plugins/index.ts";
-import type { EnvironmentRuntime } from "../../plugins/runtime.ts";
-import type { EnvironmentEntry, RunConfig } from "../../server/config/run-config.ts";
-import { ManifestSchema } from "../../sdk/env/manifest.ts";
+import { type EnvironmentRuntime, openEnvironment } from "../../plugins/index.ts";
+import type { EnvironmentEntry, RunConfig } from "../../server/config/index.ts";
+import { ManifestSchema } from "../../sdk/env/schemas.ts";
 import { addEnvironment, type InstalledEnvironment, NotInstalledError, resolveInstalled } from "../store/index.ts";
 import { hashPluginDir } from "../swarm/hash-plugin-dir.ts";
 import { EnvironmentSetupError, PluginMismatchError } from "./errors.ts";

@@ -1,4 +1,4 @@
-import type { RunConfig } from "../../server/config/run-config.ts";
+import type { RunConfig } from "../../server/config/index.ts";
 import type { RunResult } from "../run/run-loop.ts";
 import { TrainingService } from "../run/service.ts";
 import type { RunEvent } from "./events.ts";

@@ -1,6 +1,5 @@
 import type { SchedulerEvent } from "../scheduler/types.ts";
-import type { StepReport } from "../../server/training/coordinator.ts";
-import type { MergeStats } from "../../server/training/merge-timelines.ts";
+import type { MergeStats, StepReport } from "../../server/training/index.ts";
 import type { EpisodeEndEvent, StepEvent } from "./events.ts";
 
 /** Rewards counted for one environment (per episode) or one `<env>/<role>` (per trained agent). */

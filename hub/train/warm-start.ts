@@ -1,11 +1,9 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { PolicyRuntime } from "../../server/app/server-context.ts";
-import type { RunConfig, WarmStartConfig } from "../../server/config/run-config.ts";
-import { createEngine } from "../../server/engines/create-engine.ts";
-import type { Engine } from "../../server/engines/engine.ts";
-import type { FrozenModel } from "../../server/engines/frozen.ts";
-import type { TrainSample } from "../../server/training/sample.ts";
+import type { PolicyRuntime } from "../../server/app/index.ts";
+import type { RunConfig, WarmStartConfig } from "../../server/config/index.ts";
+import { createEngine, type Engine, type FrozenModel } from "../../server/engines/index.ts";
+import type { TrainSample } from "../../server/training/index.ts";
 import { createRng } from "../scheduler/rng.ts";
 import { policyCheckpointDir, readLatestCheckpoint } from "./checkpoint.ts";
 import { collectSolverDemos, type Demonstration, readJsonlDemos, type TokenizedDemo, tokenizeDemo } from "./demonstrations.ts";

@@ -1,8 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { runConfigJsonSchema } from "../../../server/config/json-schema.ts";
+import { renderConfigDocs, runConfigJsonSchema } from "../../../server/config/index.ts";
 import { type Command, EXIT, exitCodeFor } from "../command.ts";
-import { renderConfigDocs } from "../../../server/config/config-docs.ts";
 import { renderErrorDocs } from "../../../errors/index.ts";
 
 export const command: Command = {

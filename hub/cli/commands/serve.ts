@@ -1,8 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { describeTokens } from "../../../server/app/auth-tokens.ts";
-import { AuthConfigError } from "../../../server/app/errors.ts";
-import { formatConfigIssues, loadRunConfig } from "../../../server/config/load-run-config.ts";
+import { AuthConfigError, describeTokens } from "../../../server/app/index.ts";
+import { formatConfigIssues, loadRunConfig } from "../../../server/config/index.ts";
 import { TrainingService } from "../../run/service.ts";
 import { type Command, EXIT, exitCodeFor } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";

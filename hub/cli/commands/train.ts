@@ -1,8 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { formatConfigIssues, loadRunConfig } from "../../../server/config/load-run-config.ts";
-import { type RunConfig, RunConfigSchema } from "../../../server/config/run-config.ts";
+import { formatConfigIssues, loadRunConfig, type RunConfig, RunConfigSchema } from "../../../server/config/index.ts";
 import { TrainError, UnknownExampleError } from "../../train/errors.ts";
 import { createProgress, type ProgressMode } from "../../train/progress.ts";
 import { runTraining } from "../../train/run-training.ts";

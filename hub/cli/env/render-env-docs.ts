@@ -1,15 +1,15 @@
 import { z } from "zod";
-import { ManifestSchema } from "../../../sdk/env/manifest.ts";
 import {
   GenerateTasksRequestSchema,
+  ManifestSchema,
   ObservationSchema,
   ResetRequestSchema,
   SolveRequestSchema,
   StepRequestSchema,
   TaskSchema,
   TurnSchema,
-} from "../../../sdk/env/protocol.ts";
-import type { JsonSchemaNode } from "../../../server/config/json-schema.ts";
+} from "../../../sdk/env/schemas.ts";
+import type { JsonSchemaNode } from "../../../server/config/index.ts";
 
 /**
  * Renders docs/environment-manifest.md and docs/environment-protocol.md from the zod schemas in sdk/env/,
