@@ -6,6 +6,7 @@ More GPUs (data-parallel, one process per GPU): torchrun --nproc_per_node 4 -m a
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import signal
 import sys
@@ -85,26 +86,10 @@ def main(argv: list[str]) -> None:
     dtype = torch.bfloat16 if args.mode == "lora" and on_gpu else torch.float32
     tiny = TinyConfig(vocab_size=args.vocab_size, max_positions=args.max_positions)
     model = build_model(args.model, dtype, random_init=args.random_init, seed=args.seed, tiny=tiny)
-    settings = TrainerSettings(
-        mode=args.mode,
-        lr=args.lr,
-        beta1=args.beta1,
-        beta2=args.beta2,
-        weight_decay=args.weight_decay,
-        grad_clip=args.grad_clip,
-        clip_eps=args.clip_eps,
-        kl_coef=args.kl_coef,
-        epochs=args.epochs,
-        micro_batch_tokens=args.micro_batch_tokens,
-        lora_rank=args.lora_rank,
-        lora_alpha=args.lora_alpha,
-        lora_dropout=args.lora_dropout,
-        lora_target_modules=[m for m in args.lora_target_modules.split(",") if m],
-        publish_dir=args.publish_dir,
-        gradient_checkpointing=args.gradient_checkpointing,
-        prefix_tree=args.prefix_tree,
-        publish_dtype=torch.bfloat16 if on_gpu else torch.float32,
-    )
+    # Every other trainer setting comes from the flag of the same name.
+    flags = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainerSettings) if hasattr(args, f.name)}
+    flags["lora_target_modules"] = [m for m in args.lora_target_modules.split(",") if m]
+    settings = TrainerSettings(**flags, publish_dtype=torch.bfloat16 if on_gpu else torch.float32)
     backend = TorchBackend(model, args.model, settings, device, parallel)
     if parallel is not None and parallel.rank > 0:
         serve_worker(backend, parallel)

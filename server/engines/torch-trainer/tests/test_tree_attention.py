@@ -36,24 +36,19 @@ def branching_samples(rng: random.Random, vocab: int):
 
 
 def layout_of(samples):
-    """The trie the TS side sends (server/training/prefix-tree.ts builds the same one)."""
+    """
+    The trie the TS side sends (server/training/prefix-tree.ts builds the same one), built here another way
+    than `build_layout` so that the two check each other: a node per distinct prefix, in first-seen order.
+    """
     from agentjet_trainer.tree_attention import TreeLayout
 
-    ids: list[int] = []
-    parents: list[int] = []
-    children: dict[tuple[int, int], int] = {}
-    leaves = []
+    node_of: dict[tuple[int, ...], int] = {}
     for s in samples:
-        parent = -1
-        for tok in s.token_ids:
-            node = children.get((parent, tok))
-            if node is None:
-                node = len(ids)
-                ids.append(tok)
-                parents.append(parent)
-                children[(parent, tok)] = node
-            parent = node
-        leaves.append(parent)
+        for end in range(1, len(s.token_ids) + 1):
+            node_of.setdefault(tuple(s.token_ids[:end]), len(node_of))
+    ids = [prefix[-1] for prefix in node_of]
+    parents = [node_of.get(prefix[:-1], -1) for prefix in node_of]
+    leaves = [node_of[tuple(s.token_ids)] for s in samples]
     return TreeLayout(ids, parents, leaves)
 
 
