@@ -1,19 +1,12 @@
 import type { RunConfig } from "../../../server/config/run-config.ts";
 import type { StrategyName } from "../../../server/training/batching-strategies.ts";
-import { exampleConfig } from "../train/helpers.ts";
+import { smallQuickstart } from "../train/helpers.ts";
 
 /** The quickstart, cut to a few small steps, with the given batching strategy. */
 export async function smallConfig(strategy: StrategyName = "tasks", steps = 1): Promise<RunConfig> {
-  const config = await exampleConfig("quickstart");
-  config.run.steps = steps;
-  config.run.checkpointEvery = 100;
-  config.batching.strategy = strategy;
-  config.batching.batchTasks = 2;
-  config.batching.groupSize = 4;
-  config.clients.concurrency = 8;
-  config.eval.every = 0;
   // No supervised warm start: these tests are about the service, not about learning.
-  delete config.warmStart;
+  const config = await smallQuickstart({ steps, checkpointEvery: 100, batchTasks: 2, groupSize: 4, concurrency: 8 });
+  config.batching.strategy = strategy;
   return config;
 }
 

@@ -4,7 +4,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { runTraining } from "../../../hub/train/run-training.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
-import { exampleConfig, quiet, readEvents } from "./helpers.ts";
+import { quiet, readEvents, smallQuickstart } from "./helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -13,18 +13,7 @@ afterAll(removeTempDirs);
 // metrics.jsonl held the crashed session's steps past the checkpoint twice.
 describe("agentjet train: --resume after a crash past a periodic checkpoint", () => {
   it("trains each finished group once in the final weights' lineage; one step event per step", { timeout: 240_000 }, async () => {
-    const config = async () => {
-      const c = await exampleConfig("quickstart");
-      delete c.warmStart;
-      c.run.steps = 4;
-      c.run.checkpointEvery = 2;
-      c.eval.every = 0;
-      c.batching.batchTasks = 3;
-      c.batching.groupSize = 2;
-      c.batching.filterEqualRewards = false;
-      c.clients.concurrency = 4;
-      return c;
-    };
+    const config = () => smallQuickstart({ steps: 4, checkpointEvery: 2, batchTasks: 3, groupSize: 2, concurrency: 4, filterEqualRewards: false });
     const project = tempDir("train-crash");
     const runDir = join(project, "run");
     expect((await runTraining({ config: await config(), runDir, projectDir: project, port: 0, progress: quiet, report: false })).reason).toBe("done");

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { buildReport } from "../../../hub/report/build-report.ts";
 import { runTraining } from "../../../hub/train/run-training.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
-import { exampleConfig, quiet, readEvents } from "./helpers.ts";
+import { quiet, readEvents, smallQuickstart } from "./helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -27,16 +27,8 @@ interface EpisodeRow {
  */
 describe("fault soak: a misbehaving plugin beside a healthy one", () => {
   it("trains zero bad samples, strands zero episodes, and reports run.db's failure counts", { timeout: 300_000 }, async () => {
-    const config = await exampleConfig("quickstart");
-    delete config.warmStart;
-    config.run.steps = 4;
-    config.run.checkpointEvery = 100;
-    config.eval.every = 0;
-    config.batching.batchTasks = 4;
-    config.batching.groupSize = 2;
+    const config = await smallQuickstart({ steps: 4, checkpointEvery: 100, batchTasks: 4, groupSize: 2, concurrency: 8, filterEqualRewards: false });
     config.batching.infraRetries = 1;
-    config.batching.filterEqualRewards = false;
-    config.clients.concurrency = 8;
     const arith = config.environments[0]!;
     config.environments = [arith, { ...arith, name: "faulty-soak", path: FIXTURE }];
     const project = tempDir("train-soak");

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { runTraining } from "../../../hub/train/run-training.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
-import { exampleConfig, quiet } from "./helpers.ts";
+import { quiet, smallQuickstart } from "./helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -19,15 +19,7 @@ interface Trained {
 // id alone, a run mixing them trained groups of 2 arith + 2 countdown episodes.
 describe("agentjet train: arith + countdown in one run", () => {
   it("trains every group as the scheduler formed it: one environment, one task, groupSize episodes", { timeout: 240_000 }, async () => {
-    const config = await exampleConfig("quickstart");
-    delete config.warmStart;
-    config.run.steps = 3;
-    config.run.checkpointEvery = 100;
-    config.eval.every = 0;
-    config.batching.batchTasks = 4;
-    config.batching.groupSize = 4;
-    config.batching.filterEqualRewards = false;
-    config.clients.concurrency = 16;
+    const config = await smallQuickstart({ steps: 3, checkpointEvery: 100, batchTasks: 4, groupSize: 4, concurrency: 16, filterEqualRewards: false });
     const arith = config.environments[0]!;
     config.environments = [arith, { ...arith, name: "countdown" }];
     const project = tempDir("train-groups");

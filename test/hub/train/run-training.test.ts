@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { EvalEvent, StepEvent } from "../../../hub/train/events.ts";
 import { runTraining } from "../../../hub/train/run-training.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
-import { exampleConfig, quiet, readEvents } from "./helpers.ts";
+import { exampleConfig, quiet, readEvents, smallQuickstart } from "./helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -53,17 +53,7 @@ describe("agentjet train: the quickstart, shortened (warm-start + RL)", () => {
 });
 
 describe("agentjet train: a stop and --resume", () => {
-  const small = async () => {
-    const config = await exampleConfig("quickstart");
-    config.run.steps = 6;
-    config.run.checkpointEvery = 100;
-    config.batching.batchTasks = 6;
-    config.batching.groupSize = 4;
-    config.clients.concurrency = 8;
-    config.eval.every = 0;
-    delete config.warmStart;
-    return config;
-  };
+  const small = () => smallQuickstart({ steps: 6, checkpointEvery: 100, batchTasks: 6, groupSize: 4, concurrency: 8 });
   const ledger = (runDir: string) => {
     const db = new Database(join(runDir, "run.db"), { readonly: true });
     try {

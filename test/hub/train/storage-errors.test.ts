@@ -4,23 +4,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { writeCheckpoint } from "../../../hub/train/checkpoint.ts";
 import { runTraining } from "../../../hub/train/run-training.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
-import { exampleConfig, quiet, readEvents } from "./helpers.ts";
+import { quiet, readEvents, smallQuickstart } from "./helpers.ts";
 
 afterAll(removeTempDirs);
 
 const state = { step: 1, versions: { main: 1 }, final: false, scheduler: { version: 1 as const, nextBatch: 0, streams: {}, ledger: {}, evalRuns: 0, doneGroups: [], partialEpisodes: [] } };
 
-const small = async () => {
-  const config = await exampleConfig("quickstart");
-  delete config.warmStart;
-  config.run.steps = 2;
-  config.run.checkpointEvery = 1;
-  config.eval.every = 0;
-  config.batching.batchTasks = 2;
-  config.batching.groupSize = 2;
-  config.batching.filterEqualRewards = false;
-  return config;
-};
+const small = () => smallQuickstart({ steps: 2, checkpointEvery: 1, batchTasks: 2, groupSize: 2, filterEqualRewards: false });
 
 // Regression (issue 18, item 8): an unwritable run directory died with an unhandled EACCES stack trace;
 // an unwritable checkpoints/ was logged as "training step failed" and the run gave up blaming filtering.
