@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,10 +6,9 @@ import Database from "better-sqlite3";
 import { type Browser, chromium } from "playwright-core";
 import { stringify } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
-import { stopChild } from "./fixtures/spawn-client.ts";
+import { spawnAgentjet, stopChild, waitFor } from "./fixtures/spawn-client.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-const BIN = join(ROOT, "bin", "agentjet.js");
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 /** CI installs Debian's chromium and sets AGENTJET_REQUIRE_CHROMIUM=1: there, no browser fails the test instead of skipping it. */
 const CHROMIUM_REQUIRED = process.env.AGENTJET_REQUIRE_CHROMIUM === "1";
@@ -28,26 +27,9 @@ afterAll(async () => {
 });
 
 function agentjet(args: string[], env: Record<string, string> = {}): { output: () => string } {
-  const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", BIN, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, AGENTJET_CHILD: "1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let out = "";
-  child.stdout?.on("data", (d) => (out += d));
-  child.stderr?.on("data", (d) => (out += d));
-  return { output: () => out };
-}
-
-async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const spawned = spawnAgentjet(args, env);
+  children.push(spawned.child);
+  return spawned;
 }
 
 function readDb<T>(fn: (db: Database.Database) => T): T {

@@ -1,13 +1,12 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { stopChild } from "./fixtures/spawn-client.ts";
+import { spawnAgentjet, stopChild, waitFor } from "./fixtures/spawn-client.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-const BIN = join(ROOT, "bin", "agentjet.js");
 const project = mkdtempSync(join(tmpdir(), "agentjet-serve-e2e-"));
 const runDir = join(project, "run");
 const children: ChildProcess[] = [];
@@ -17,28 +16,10 @@ afterAll(async () => {
   rmSync(project, { recursive: true, force: true });
 });
 
-/** The CLI as a child process (no bin wrapper in between, so signals reach it). */
 function agentjet(args: string[], env: Record<string, string> = {}): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", BIN, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, AGENTJET_CHILD: "1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let out = "";
-  child.stdout?.on("data", (d) => (out += d));
-  child.stderr?.on("data", (d) => (out += d));
-  return { child, output: () => out };
-}
-
-async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 120_000, everyMs = 50): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+  const spawned = spawnAgentjet(args, env);
+  children.push(spawned.child);
+  return spawned;
 }
 
 async function call(url: string, method: "GET" | "POST", token: string, body?: unknown): Promise<{ status: number; json: any }> {

@@ -1,12 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { stopChild } from "./fixtures/spawn-client.ts";
+import { spawnAgentjet, stopChild, waitFor } from "./fixtures/spawn-client.ts";
 
-const ROOT = join(import.meta.dirname, "..", "..");
 const project = mkdtempSync(join(tmpdir(), "agentjet-serve-rewards-"));
 const runDir = join(project, "run");
 let serve: ChildProcess | null = null;
@@ -47,15 +46,9 @@ async function post(url: string, token: string, body: unknown): Promise<{ status
 describe("agentjet serve: client-driven episodes' rewards are checked where they enter", () => {
   it("refuses out-of-range and non-finite rewards with a 422 (a protocol abort, never trained); trains the valid ones", { timeout: 240_000 }, async () => {
     writeFileSync(join(project, "run.yaml"), CONFIG);
-    serve = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", join(ROOT, "bin", "agentjet.js"), "serve", "--config", join(project, "run.yaml"), "--port", "0", "--project", project, "--run-dir", runDir], {
-      cwd: ROOT,
-      env: { ...process.env, AGENTJET_CHILD: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    serve.stdout?.on("data", (d) => (out += d));
-    serve.stderr?.on("data", (d) => (out += d));
-    const url = await waitFor("serve to listen", () => /"address":"(http:\/\/[^"]+)"/.exec(out)?.[1]?.replace("0.0.0.0", "127.0.0.1"));
+    const spawned = spawnAgentjet(["serve", "--config", join(project, "run.yaml"), "--port", "0", "--project", project, "--run-dir", runDir]);
+    serve = spawned.child;
+    const url = await waitFor("serve to listen", () => /"address":"(http:\/\/[^"]+)"/.exec(spawned.output())?.[1]?.replace("0.0.0.0", "127.0.0.1"));
     const token = (JSON.parse(readFileSync(join(runDir, "tokens.json"), "utf8")) as { clientTokens: string[] }).clientTokens[0]!;
     const status = async (): Promise<{ state?: string; versions?: Record<string, number> }> =>
       (await (await fetch(`${url}/v1/engine/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as { state?: string; versions?: Record<string, number> };
@@ -110,13 +103,3 @@ describe("agentjet serve: client-driven episodes' rewards are checked where they
     }
   });
 });
-
-async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
