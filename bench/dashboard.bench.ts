@@ -9,9 +9,9 @@ import { episodePageQuery, listEpisodes } from "../hub/dashboard/episode-query.t
 import { LiveFeed } from "../hub/dashboard/live-feed.ts";
 import { LoginCodes } from "../hub/dashboard/login-codes.ts";
 import type { EngineStatus } from "../hub/run/engine-status.ts";
-import { installAuth } from "../server/app/auth.ts";
-import { loadRunConfig } from "../server/config/load-run-config.ts";
-import { openRunDb } from "../server/db/run-db.ts";
+import { installAuth } from "../server/app/index.ts";
+import { loadRunConfig } from "../server/config/index.ts";
+import { openRunDb } from "../server/db/index.ts";
 import { createEpisodeStore } from "../server/episodes/episode-store.ts";
 import { SamplePool } from "../server/training/index.ts";
 import { seedRunDb } from "../test/helpers/seed-run-db.ts";

@@ -1,8 +1,7 @@
 import { containerRuntimeRegistered, dockerClient } from "../plugins/docker/docker-client.ts";
 import { createDockerDriver, type StartPhases } from "../plugins/docker/docker-driver.ts";
-import { openEnvironment } from "../plugins/index.ts";
-import type { ContainerRuntime } from "../plugins/runtime.ts";
-import type { Manifest } from "../sdk/env/manifest.ts";
+import { type ContainerRuntime, openEnvironment } from "../plugins/index.ts";
+import type { Manifest } from "../sdk/env/index.ts";
 import { type BenchTable, fmt, quantile } from "./harness.ts";
 
 /** Where a docker cold start's time goes, and how many starts per second the supervisor's start cap allows. */

@@ -5,11 +5,9 @@ import { join } from "node:path";
 import { prepare } from "../environments/aime/prepare/index.ts";
 import { verifyAnswer } from "../environments/aime/src/verify.ts";
 import { type EnvironmentRuntime, openEnvironment } from "../plugins/index.ts";
-import { ManifestSchema } from "../sdk/env/manifest.ts";
-import type { Task } from "../sdk/env/protocol.ts";
-import type { Assignment } from "../sdk/swarm/protocol.ts";
-import { runEpisode } from "../sdk/swarm/run-episode.ts";
-import type { Workflow } from "../sdk/swarm/workflow.ts";
+import { ManifestSchema } from "../sdk/env/schemas.ts";
+import type { Task } from "../sdk/env/index.ts";
+import { type Assignment, runEpisode, type Workflow } from "../sdk/swarm/index.ts";
 import { type Bench, type BenchTable, fmt } from "./harness.ts";
 
 /**

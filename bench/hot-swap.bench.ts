@@ -1,12 +1,12 @@
 import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ClientEnvironment, SwarmClient } from "../sdk/swarm/client.ts";
+import { type ClientEnvironment, SwarmClient } from "../sdk/swarm/index.ts";
 import { resolveClientEnvs } from "../hub/swarm/client-environments.ts";
 import { reloadLocalPlugins } from "../hub/swarm/reload-local-plugins.ts";
 import type { RunEvent } from "../hub/train/events.ts";
 import { runTraining } from "../hub/train/run-training.ts";
-import { RunConfigSchema } from "../server/config/run-config.ts";
+import { RunConfigSchema } from "../server/config/index.ts";
 import { type Bench, fmt, median, quantile } from "./harness.ts";
 
 const TOKEN = "bench-hot-swap-client-token";

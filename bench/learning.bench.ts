@@ -4,8 +4,7 @@ import { join } from "node:path";
 import { readMetrics } from "../hub/report/read-metrics.ts";
 import type { EvalEvent, RunEvent } from "../hub/train/events.ts";
 import { runTraining } from "../hub/train/run-training.ts";
-import { loadRunConfig } from "../server/config/load-run-config.ts";
-import type { RunConfig } from "../server/config/run-config.ts";
+import { loadRunConfig, type RunConfig } from "../server/config/index.ts";
 import { type Bench, type BenchTable, fmt } from "./harness.ts";
 
 /**

@@ -1,13 +1,21 @@
 import { cpus, loadavg } from "node:os";
-import { EmbeddedModelSchema, OptimizerSchema } from "../server/config/run-config.ts";
+import { EmbeddedModelSchema, OptimizerSchema } from "../server/config/index.ts";
 import { createEmbeddedEngine, TREE_CONTEXTS_PER_PACK, toModelShape, treeBudget } from "../server/engines/embedded/index.ts";
-import { createEmbeddedTokenizer, EMBEDDED_IDS } from "../server/tokenizers/embedded.ts";
-import type { ChatTurnMessage, ToolDefinition } from "../server/tokenizers/tokenizer.ts";
-import type { CallRecord } from "../server/tracker/call-record.ts";
-import { buildTrainBatch } from "../server/training/coordinator.ts";
-import { mergeEpisodeCalls, type MergeOptions, type MergeStats } from "../server/training/merge-timelines.ts";
-import { chainCost, computeDepths, measurePackSavings, measurePrefixSavings, packPrefixTrees } from "../server/training/prefix-tree.ts";
-import type { Sample, TrainSample } from "../server/training/sample.ts";
+import { type ChatTurnMessage, createEmbeddedTokenizer, EMBEDDED_IDS, type ToolDefinition } from "../server/tokenizers/index.ts";
+import type { CallRecord } from "../server/tracker/index.ts";
+import {
+  buildTrainBatch,
+  chainCost,
+  computeDepths,
+  measurePackSavings,
+  measurePrefixSavings,
+  mergeEpisodeCalls,
+  type MergeOptions,
+  type MergeStats,
+  packPrefixTrees,
+  type Sample,
+  type TrainSample,
+} from "../server/training/index.ts";
 import { type Bench, type BenchTable, fmt, median, timeRuns } from "./harness.ts";
 
 /**

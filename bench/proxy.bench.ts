@@ -2,10 +2,10 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildServer } from "../server/app/build-server.ts";
-import { RunConfigSchema } from "../server/config/run-config.ts";
+import { buildServer } from "../server/app/index.ts";
+import { RunConfigSchema } from "../server/config/index.ts";
 import { createZeroLatencyEngine } from "../test/doubles/zero-latency-engine.ts";
-import { createEmbeddedTokenizer } from "../server/tokenizers/embedded.ts";
+import { createEmbeddedTokenizer } from "../server/tokenizers/index.ts";
 import { type Bench, fmt, quantile } from "./harness.ts";
 
 /**

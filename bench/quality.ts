@@ -8,8 +8,7 @@ import { readMetrics } from "../hub/report/read-metrics.ts";
 import type { StepEvent } from "../hub/train/events.ts";
 import { policyCheckpointDir, readLatestCheckpoint } from "../hub/train/checkpoint.ts";
 import { runTraining } from "../hub/train/run-training.ts";
-import { loadRunConfig } from "../server/config/load-run-config.ts";
-import type { RunConfig } from "../server/config/run-config.ts";
+import { loadRunConfig, type RunConfig } from "../server/config/index.ts";
 import { appendHistory, baselineFor, compareFingerprints, type QualityEntry, type QualityFingerprint, readHistory } from "./quality-history.ts";
 
 /**

@@ -1,9 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { cpus, loadavg } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { closeEncodePool } from "../server/tokenizers/encode-pool.ts";
-import { createQwen3Tokenizer } from "../server/tokenizers/qwen3.ts";
-import type { ChatTurnMessage } from "../server/tokenizers/tokenizer.ts";
+import { type ChatTurnMessage, closeEncodePool, createQwen3Tokenizer } from "../server/tokenizers/index.ts";
 import { type Bench, fmt, median } from "./harness.ts";
 
 /**

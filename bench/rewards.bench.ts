@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { OnnxScorer, onnxAvailable } from "../sdk/rewards/onnx-pool.ts";
+import { onnxAvailable, OnnxScorer } from "../sdk/rewards/index.ts";
 import { linearScorerOnnx } from "../test/helpers/onnx-model.ts";
 import { type Bench, median } from "./harness.ts";
 

@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { buildDockerImage, dockerAvailable, type EnvironmentRuntime, openEnvironment } from "../plugins/index.ts";
-import { type Manifest, ManifestSchema } from "../sdk/env/manifest.ts";
+import type { Manifest } from "../sdk/env/index.ts";
+import { ManifestSchema } from "../sdk/env/schemas.ts";
 import { dockerStartTables } from "./docker-start.ts";
 import { type Bench, type BenchTable, fmt, quantile } from "./harness.ts";
 

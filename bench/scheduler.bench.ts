@@ -6,9 +6,9 @@ import WebSocket from "ws";
 import type { ClaimOutcome, EpisodeRegistration, EpisodeRegistry } from "../hub/scheduler/index.ts";
 import { registryFromEpisodeStore, Scheduler } from "../hub/scheduler/index.ts";
 import { swarmPlugin } from "../hub/swarm/index.ts";
-import { openRunDb } from "../server/db/run-db.ts";
+import { openRunDb } from "../server/db/index.ts";
 import { createEpisodeStore } from "../server/episodes/episode-store.ts";
-import { type ClientMessage, parseFrame, type ServerMessage, ServerMessageSchema } from "../sdk/swarm/protocol.ts";
+import { type ClientMessage, parseFrame, type ServerMessage, ServerMessageSchema } from "../sdk/swarm/index.ts";
 import { type Bench, fmt } from "./harness.ts";
 
 /**

@@ -7,7 +7,7 @@ import ivm from "isolated-vm";
 import { prepare } from "../environments/aime/prepare/index.ts";
 import { verifyAnswer } from "../environments/aime/src/verify.ts";
 import { openEnvironment } from "../plugins/index.ts";
-import { ManifestSchema } from "../sdk/env/manifest.ts";
+import { ManifestSchema } from "../sdk/env/schemas.ts";
 import { type Bench, type BenchTable, fmt } from "./harness.ts";
 
 /**
