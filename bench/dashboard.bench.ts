@@ -42,9 +42,10 @@ export const bench: Bench = {
       const activity = new ClientActivity();
       for (let c = 0; c < 100; c++) activity.connected({ type: "hello", protocol: 1, clientId: `client-${c}`, envs: [{ name: "arith", version: "1.0.0", hash: "h".repeat(64), dev: false }], concurrency: 10, running: [] } as never);
       for (let i = 0; i < inFlight; i++) {
-        const e = store.register({ episodeId: `live-${i}`, taskId: `t-${i}`, env: "arith", agents: { solver: { kind: "policy", target: "main" } } });
-        store.claim({ episodeId: e.episodeId, clientId: `client-${i % 100}` });
-        activity.sent(`client-${i % 100}`, { type: "assign", episode: { episodeId: e.episodeId } } as never);
+        const episodeId = `live-${i}`;
+        store.register({ episodeId, taskId: `t-${i}`, env: "arith", agents: { solver: { kind: "policy", target: "main" } } });
+        store.claim({ episodeId, clientId: `client-${i % 100}` });
+        activity.sent(`client-${i % 100}`, { type: "assign", episode: { episodeId } } as never);
       }
       const status: EngineStatus = { state: "rolling", step: 10, versions: { main: 10 }, configured: true, starts: 1, runDir: dir, clients: [], inFlight, lastRun: null, error: null };
       const pool = new SamplePool(db);

@@ -1,11 +1,12 @@
 import type { EpisodeStore } from "../../server/episodes/episode-store.ts";
+import { refusalError } from "../../server/episodes/errors.ts";
 import type { EpisodeRegistry, RegistryEvent } from "./port.ts";
 
 /** The swarm server's `EpisodeStore` as the scheduler's registry. */
 export function registryFromEpisodeStore(store: EpisodeStore): EpisodeRegistry {
   return {
     register(input) {
-      store.register({
+      const r = store.register({
         episodeId: input.episodeId,
         taskId: input.taskId,
         env: input.env,
@@ -14,21 +15,24 @@ export function registryFromEpisodeStore(store: EpisodeStore): EpisodeRegistry {
         metadata: { groupId: input.groupId, envVersion: input.envVersion, roles: Object.fromEntries(input.agents.map((a) => [a.agentId, a.role])) },
         samplingKey: input.samplingKey,
       });
+      if (r.kind !== "ok") throw refusalError(r);
     },
     claim(episodeId, clientId) {
       const r = store.claim({ episodeId, clientId });
+      if (r.kind === "not-found" || r.kind === "wrong-state") throw refusalError(r);
       return r.kind === "claimed" ? { kind: "claimed", keys: r.keys } : { kind: "paused" };
     },
     heartbeat(episodeId) {
-      // An episode the store already finished or reclaimed has nothing left to keep alive.
-      if (store.get(episodeId)?.state === "claimed") store.heartbeat(episodeId);
+      // An episode the store already finished or reclaimed has nothing left to keep alive: its refusal is no news.
+      store.heartbeat(episodeId);
     },
     end(episodeId, rewards, info, code) {
-      store.end(episodeId, { rewards, metadata: code ? { ...info, code } : info });
+      const r = store.end(episodeId, { rewards, metadata: code ? { ...info, code } : info });
+      if (r.kind !== "ok") throw refusalError(r);
     },
     abort(episodeId, reason) {
-      const state = store.get(episodeId)?.state;
-      if (state === "claimed" || state === "registered") store.abort(episodeId, reason);
+      // One already finished has nothing left to abort: its refusal is no news.
+      store.abort(episodeId, reason);
     },
     claimsPaused: () => store.claimsPaused(),
     subscribe(listener: (event: RegistryEvent) => void) {

@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { HttpError } from "../openai/errors.ts";
 import { parseBody } from "../openai/parse-body.ts";
 import type { EpisodeStore } from "./episode-store.ts";
-import { EpisodeExistsError, UnknownBindingError } from "./errors.ts";
 import { callerIdentity, episodeOwners } from "./ownership.ts";
+import { episodeOrHttpError } from "./refusal-http.ts";
 import { checkMetadataSize } from "./routes.ts";
 import { BeginBodySchema } from "./schemas.ts";
 
@@ -44,20 +44,15 @@ export async function beginEpisodeRoute(app: FastifyInstance, opts: BeginRouteOp
     const agents = body.agents ?? { main: { kind: "policy" as const, target: opts.defaultPolicy } };
     // The pool groups by (env, groupId): the task id is part of it, so one caller's tasks stay apart.
     const groupId = `${body.groupId ?? `caller:${who}`}/${body.taskId}`;
-    let episodeId: string;
-    try {
-      episodeId = opts.store.register({
+    const episodeId = episodeOrHttpError(
+      opts.store.register({
         taskId: body.taskId,
         env,
         agents,
         ...(body.eval !== undefined ? { eval: body.eval } : {}),
         metadata: { ...body.metadata, groupId, drivenBy: who },
-      }).episodeId;
-    } catch (err) {
-      if (err instanceof UnknownBindingError) throw new HttpError(400, err.code, err.message, { param: "agents", cause: err });
-      if (err instanceof EpisodeExistsError) throw new HttpError(409, err.code, err.message, { cause: err });
-      throw err;
-    }
+      }),
+    ).episodeId;
     // Registered and claimed in one turn: a weight sync cannot pause claims in between.
     const claim = opts.store.claim({ episodeId, clientId: who });
     const owners = episodeOwners(opts.store);

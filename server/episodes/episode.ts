@@ -65,13 +65,3 @@ export interface EndEpisodeInput {
   rewards: Record<string, number>;
   metadata?: Record<string, unknown>;
 }
-
-export type ClaimResult =
-  | { kind: "claimed"; episode: Episode; keys: Record<string, string> }
-  | { kind: "paused" }
-  | { kind: "empty" };
-
-export type Authorization =
-  | { kind: "ok"; episode: Readonly<Episode>; agentId: string; binding: AgentBinding }
-  | { kind: "unauthorized"; message: string }
-  | { kind: "conflict"; message: string };

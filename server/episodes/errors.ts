@@ -1,4 +1,5 @@
 import { AgentJetServerError } from "../errors.ts";
+import type { EpisodeRefusal } from "./outcomes.ts";
 
 export class EpisodeNotFoundError extends AgentJetServerError {
   constructor(episodeId: string) {
@@ -33,5 +34,28 @@ export class UnknownBindingError extends AgentJetServerError {
 export class InvalidRewardsError extends AgentJetServerError {
   constructor(episodeId: string, reason: string) {
     super("AJ_ERR_EPISODE_REWARDS", `episode '${episodeId}' was aborted: ${reason}`);
+  }
+}
+
+/** `run.db` refused a write or a read of the episodes table (disk full, a closed or corrupt database). */
+export class EpisodeStorageError extends AgentJetServerError {
+  constructor(action: string, cause: unknown) {
+    super("AJ_ERR_EPISODE_STORAGE", `could not ${action} in run.db: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** A refusal as its coded error, for callers to whom it is a failure (an HTTP answer, the scheduler's retry). */
+export function refusalError(r: EpisodeRefusal): AgentJetServerError {
+  switch (r.kind) {
+    case "not-found":
+      return new EpisodeNotFoundError(r.episodeId);
+    case "wrong-state":
+      return new EpisodeStateError(r.episodeId, r.state, r.action);
+    case "exists":
+      return new EpisodeExistsError(r.episodeId);
+    case "unknown-binding":
+      return new UnknownBindingError(r.agentId, r.target);
+    case "rewards-refused":
+      return new InvalidRewardsError(r.episodeId, r.reason);
   }
 }

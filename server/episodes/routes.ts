@@ -4,7 +4,7 @@ import { parseBody } from "../openai/parse-body.ts";
 import type { RegisterEpisodeInput } from "./episode.ts";
 import type { EpisodeStore } from "./episode-store.ts";
 import { callerIdentity, episodeOwners } from "./ownership.ts";
-import { EpisodeExistsError, EpisodeNotFoundError, EpisodeStateError, InvalidRewardsError, UnknownBindingError } from "./errors.ts";
+import { episodeOrHttpError, refusalToHttp } from "./refusal-http.ts";
 import {
   AbortBodySchema,
   ClaimBodySchema,
@@ -15,26 +15,6 @@ import {
   metadataBytes,
   RegisterBodySchema,
 } from "./schemas.ts";
-
-/**
- * Store errors as HTTP: unknown episode 404, a refused transition or a duplicate 409, a bad binding 400,
- * refused rewards 422 (the episode is aborted as `protocol`).
- */
-function toHttp(err: unknown): unknown {
-  if (err instanceof EpisodeNotFoundError) return new HttpError(404, err.code, err.message, { cause: err });
-  if (err instanceof EpisodeStateError || err instanceof EpisodeExistsError) return new HttpError(409, err.code, err.message, { cause: err });
-  if (err instanceof UnknownBindingError) return new HttpError(400, err.code, err.message, { param: "agents", cause: err });
-  if (err instanceof InvalidRewardsError) return new HttpError(422, err.code, err.message, { param: "rewards", cause: err });
-  return err;
-}
-
-function run<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw toHttp(err);
-  }
-}
 
 export function checkMetadataSize(metadata: Record<string, unknown> | undefined): void {
   if (metadata === undefined) return;
@@ -72,7 +52,7 @@ export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOpt
     if (body.episodeId !== undefined) input.episodeId = body.episodeId;
     if (body.eval !== undefined) input.eval = body.eval;
     if (body.metadata !== undefined) input.metadata = body.metadata;
-    const episode = run(() => store.register(input));
+    const episode = episodeOrHttpError(store.register(input));
     owners.registered(episode.episodeId, request.agentjetCaller);
     return reply.code(201).send({ episode });
   });
@@ -93,7 +73,8 @@ export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOpt
     const claim: { episodeId?: string; clientId?: string } = {};
     if (episodeId !== undefined) claim.episodeId = episodeId;
     if (body.clientId !== undefined) claim.clientId = body.clientId;
-    const result = run(() => store.claim(claim));
+    const result = store.claim(claim);
+    if (result.kind === "not-found" || result.kind === "wrong-state") throw refusalToHttp(result);
     if (result.kind === "claimed") owners.claimed(result.episode.episodeId, caller);
     return result;
   });
@@ -108,30 +89,30 @@ export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOpt
     return episodeId;
   };
 
-  app.post("/v1/episodes/:id/heartbeat", client, async (request) => ({ episode: run(() => store.heartbeat(owned(request))) }));
+  app.post("/v1/episodes/:id/heartbeat", client, async (request) => ({ episode: episodeOrHttpError(store.heartbeat(owned(request))) }));
 
   app.post("/v1/episodes/:id/end", client, async (request) => {
     const body = parseBody(EndBodySchema, request.body);
     checkMetadataSize(body.metadata);
     const input = body.metadata === undefined ? { rewards: body.rewards } : { rewards: body.rewards, metadata: body.metadata };
-    return { episode: run(() => store.end(owned(request), input)) };
+    return { episode: episodeOrHttpError(store.end(owned(request), input)) };
   });
 
   app.post("/v1/episodes/:id/abort", client, async (request) => {
     const body = parseBody(AbortBodySchema, request.body);
-    return { episode: run(() => store.abort(owned(request), body.reason)) };
+    return { episode: episodeOrHttpError(store.abort(owned(request), body.reason)) };
   });
 
   app.get("/v1/episodes/:id", admin, async (request) => {
     const episodeId = id(request.params);
     const episode = store.get(episodeId);
-    if (!episode) throw toHttp(new EpisodeNotFoundError(episodeId));
+    if (!episode) throw refusalToHttp({ kind: "not-found", episodeId });
     return { episode };
   });
 
   app.get("/v1/episodes/:id/calls", admin, async (request) => {
     const episodeId = id(request.params);
-    if (!store.get(episodeId)) throw toHttp(new EpisodeNotFoundError(episodeId));
+    if (!store.get(episodeId)) throw refusalToHttp({ kind: "not-found", episodeId });
     return { calls: store.tracker.callsOf(episodeId) };
   });
 

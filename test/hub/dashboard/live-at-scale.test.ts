@@ -39,9 +39,10 @@ beforeAll(async () => {
   const activity = new ClientActivity();
   for (let c = 0; c < CLIENTS; c++) activity.connected({ type: "hello", protocol: 1, clientId: `client-${c}`, envs: [{ name: "arith", version: "1.0.0", hash: "h".repeat(64), dev: false }], concurrency: 10, running: [] } as never);
   for (let i = 0; i < IN_FLIGHT; i++) {
-    const e = store.register({ episodeId: `live-${i}`, taskId: `t-${i}`, env: "arith", agents: { solver: { kind: "policy", target: "main" } } });
-    store.claim({ episodeId: e.episodeId, clientId: `client-${i % CLIENTS}` });
-    activity.sent(`client-${i % CLIENTS}`, { type: "assign", episode: { episodeId: e.episodeId } } as never);
+    const episodeId = `live-${i}`;
+    store.register({ episodeId, taskId: `t-${i}`, env: "arith", agents: { solver: { kind: "policy", target: "main" } } });
+    store.claim({ episodeId, clientId: `client-${i % CLIENTS}` });
+    activity.sent(`client-${i % CLIENTS}`, { type: "assign", episode: { episodeId } } as never);
   }
   const status: EngineStatus = { state: "rolling", step: 10, versions: { main: 10 }, configured: true, starts: 1, runDir: dir, clients: [], inFlight: IN_FLIGHT, lastRun: null, error: null };
   // TEST DOUBLE of the scheduler's counters (the scheduler is not under test here).

@@ -5,7 +5,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openRunDb, type RunDb } from "../../../server/db/run-db.ts";
 import { createEpisodeStore, type EpisodeStore } from "../../../server/episodes/episode-store.ts";
 import type { Episode } from "../../../server/episodes/episode.ts";
+import { refusalError } from "../../../server/episodes/errors.ts";
 import type { TrackedCall } from "../../../server/tracker/tracker.ts";
+import { trackedCall } from "../helpers/tracked-call.ts";
 
 let clock = 1_000_000;
 const opened: Array<{ store: EpisodeStore; db: RunDb }> = [];
@@ -32,25 +34,7 @@ afterEach(() => {
 const agents = { solver: { kind: "policy" as const, target: "main" }, rival: { kind: "frozen" as const, target: "opponent" } };
 
 function fakeCall(episodeId: string, agentId: string, seq: number, trainable = true): TrackedCall {
-  return {
-    callId: `${episodeId}-${agentId}-${seq}`,
-    episodeId,
-    agentId,
-    policy: trainable ? "main" : "opponent",
-    trainable,
-    seq,
-    messages: [{ role: "user", content: "hi" }],
-    tools: null,
-    segments: [{ role: "user", text: "hi", ids: [1, 2] }],
-    headerIds: [3],
-    outputIds: [4, 5],
-    outputLogprobs: [-0.1, -0.2],
-    outputText: "ok",
-    finishReason: "stop",
-    version: 0,
-    startedAt: clock,
-    latencyMs: 1,
-  };
+  return trackedCall({ callId: `${episodeId}-${agentId}-${seq}`, episodeId, agentId, policy: trainable ? "main" : "opponent", trainable, seq, startedAt: clock });
 }
 
 function claimed(store: EpisodeStore, id?: string): { episode: Episode; keys: Record<string, string> } {
@@ -70,8 +54,7 @@ describe("episode store", () => {
       events.push("ended");
       endedCalls = calls;
     });
-    const e = store.register({ episodeId: "e1", taskId: "t1", env: "smoke", agents });
-    expect(e.state).toBe("registered");
+    expect(store.register({ episodeId: "e1", taskId: "t1", env: "smoke", agents })).toMatchObject({ kind: "ok", episode: { state: "registered" } });
     const { episode, keys } = claimed(store);
     expect(episode).toMatchObject({ episodeId: "e1", state: "claimed", attempt: 1 });
     expect(Object.keys(keys).sort()).toEqual(["rival", "solver"]);
@@ -81,7 +64,7 @@ describe("episode store", () => {
     store.tracker.record(fakeCall("e1", "solver", 0));
     store.tracker.record(fakeCall("e1", "rival", 0, false));
     const ended = store.end("e1", { rewards: { solver: 1 }, metadata: { won: true } });
-    expect(ended).toMatchObject({ state: "ended", rewards: { solver: 1 }, metadata: { won: true } });
+    expect(ended).toMatchObject({ kind: "ok", episode: { state: "ended", rewards: { solver: 1 }, metadata: { won: true } } });
     expect(events).toEqual(["registered", "claimed", "ended"]);
     expect(endedCalls).toHaveLength(1);
     expect(endedCalls[0]).not.toHaveProperty("trainable");
@@ -109,7 +92,8 @@ describe("episode store", () => {
       store.register({ episodeId: id, taskId: "t", env: "smoke", agents });
       claimed(store, id);
       store.tracker.record(fakeCall(id, "solver", 0));
-      expect(() => store.end(id, { rewards })).toThrow(expect.objectContaining({ code: "AJ_ERR_EPISODE_REWARDS", message: expect.stringMatching(why) }));
+      const refused = store.end(id, { rewards });
+      expect(refused).toMatchObject({ kind: "rewards-refused", episodeId: id, reason: expect.stringMatching(why), episode: { state: "aborted" } });
       expect(store.get(id)).toMatchObject({ state: "aborted", abortReason: { kind: "protocol" }, rewards: null });
     }
     expect(aborted.map((e) => e.episodeId)).toEqual(cases.map(([id]) => id));
@@ -117,24 +101,54 @@ describe("episode store", () => {
     // An environment the server has no range for is checked for finiteness and trained agents only.
     store.register({ episodeId: "other", taskId: "t", env: "elsewhere", agents });
     claimed(store, "other");
-    expect(store.end("other", { rewards: { solver: 7 } }).state).toBe("ended");
+    expect(store.end("other", { rewards: { solver: 7 } })).toMatchObject({ kind: "ok", episode: { state: "ended" } });
   });
 
-  it("refuses transitions the state machine does not have", () => {
+  it("answers transitions the state machine does not have with values, and writes nothing for them", () => {
     const store = open();
     store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents });
-    expect(() => store.end("e1", { rewards: {} })).toThrow(expect.objectContaining({ code: "AJ_ERR_EPISODE_STATE" }));
-    expect(() => store.heartbeat("e1")).toThrow(expect.objectContaining({ code: "AJ_ERR_EPISODE_STATE" }));
+    expect(store.end("e1", { rewards: {} })).toEqual({ kind: "wrong-state", episodeId: "e1", state: "registered", action: "end" });
+    expect(store.heartbeat("e1")).toEqual({ kind: "wrong-state", episodeId: "e1", state: "registered", action: "heartbeat" });
     claimed(store, "e1");
-    expect(() => store.claim({ episodeId: "e1" })).toThrow(expect.objectContaining({ code: "AJ_ERR_EPISODE_STATE" }));
-    store.abort("e1", { kind: "sandbox_crash", message: "boom" });
-    expect(() => store.end("e1", { rewards: {} })).toThrow(expect.objectContaining({ code: "AJ_ERR_EPISODE_NOT_FOUND" }));
-    expect(() => store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents })).toThrow(
-      expect.objectContaining({ code: "AJ_ERR_EPISODE_EXISTS" }),
+    expect(store.claim({ episodeId: "e1" })).toEqual({ kind: "wrong-state", episodeId: "e1", state: "claimed", action: "claim" });
+    expect(store.abort("e1", { kind: "sandbox_crash", message: "boom" }).kind).toBe("ok");
+    // A finished episode is no longer live: every transition of it answers not-found.
+    expect(store.end("e1", { rewards: {} })).toEqual({ kind: "not-found", episodeId: "e1" });
+    expect(store.abort("e1", { kind: "sandbox_crash", message: "again" })).toEqual({ kind: "not-found", episodeId: "e1" });
+    expect(store.claim({ episodeId: "nope" })).toEqual({ kind: "not-found", episodeId: "nope" });
+    expect(store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents })).toEqual({ kind: "exists", episodeId: "e1" });
+    expect(store.register({ taskId: "t", env: "smoke", agents: { a: { kind: "policy", target: "nope" } } })).toEqual({
+      kind: "unknown-binding",
+      agentId: "a",
+      target: "nope",
+    });
+    expect(store.get("e1")).toMatchObject({ state: "aborted", abortReason: { kind: "sandbox_crash", message: "boom" } });
+  });
+
+  it("gives each refusal its coded error for callers to whom it is a failure", () => {
+    const codes = [
+      refusalError({ kind: "not-found", episodeId: "e" }),
+      refusalError({ kind: "wrong-state", episodeId: "e", state: "registered", action: "end" }),
+      refusalError({ kind: "exists", episodeId: "e" }),
+      refusalError({ kind: "unknown-binding", agentId: "a", target: "t" }),
+    ].map((e) => [e.code, e.httpStatus]);
+    expect(codes).toEqual([
+      ["AJ_ERR_EPISODE_NOT_FOUND", 404],
+      ["AJ_ERR_EPISODE_STATE", 409],
+      ["AJ_ERR_EPISODE_EXISTS", 409],
+      ["AJ_ERR_EPISODE_BINDING", 400],
+    ]);
+  });
+
+  it("throws a coded storage error when run.db refuses a write", () => {
+    const db = openRunDb(":memory:");
+    const store = open(db);
+    store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents });
+    db.exec("DROP TABLE episodes");
+    expect(() => store.register({ episodeId: "e2", taskId: "t", env: "smoke", agents })).toThrow(
+      expect.objectContaining({ code: "AJ_ERR_EPISODE_STORAGE" }),
     );
-    expect(() => store.register({ taskId: "t", env: "smoke", agents: { a: { kind: "policy", target: "nope" } } })).toThrow(
-      expect.objectContaining({ code: "AJ_ERR_EPISODE_BINDING" }),
-    );
+    expect(store.list().map((e) => e.episodeId)).toEqual(["e1"]);
   });
 
   it("aborts from registered or claimed with a reason, and says so on keys (409)", () => {
@@ -228,7 +242,7 @@ describe("episode store", () => {
     const off = store.on("registered", () => {
       throw new Error("listener bug");
     });
-    expect(store.register({ taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } }).state).toBe("registered");
+    expect(store.register({ taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } }).kind).toBe("ok");
     expect(errors).toHaveLength(1);
     off();
     store.register({ taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
