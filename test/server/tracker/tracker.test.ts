@@ -4,27 +4,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openRunDb } from "../../../server/db/run-db.ts";
 import { createTracker, type TrackedCall } from "../../../server/tracker/tracker.ts";
+import { trackedCall } from "../helpers/tracked-call.ts";
 
 function call(episodeId: string, seq: number): TrackedCall {
-  return {
-    callId: `${episodeId}-${seq}`,
-    episodeId,
-    agentId: "solver",
-    policy: "main",
-    trainable: true,
-    seq,
-    messages: [{ role: "user", content: "hi" }],
-    tools: null,
-    segments: [{ role: "user", text: "hi", ids: [1, 2] }],
-    headerIds: [3],
-    outputIds: [4, 5],
-    outputLogprobs: [-0.1, -0.2],
-    outputText: `ok ${seq}`,
-    finishReason: "stop",
-    version: 0,
-    startedAt: 0,
-    latencyMs: 1,
-  };
+  return trackedCall({ callId: `${episodeId}-${seq}`, episodeId, seq, outputText: `ok ${seq}` });
 }
 
 describe("call tracker: writes off the request path, nothing lost", () => {
