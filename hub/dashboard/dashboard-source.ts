@@ -4,7 +4,7 @@ import Database from "better-sqlite3";
 import type { PolicyRuntime } from "../../server/app/index.ts";
 import type { RunConfig } from "../../server/config/index.ts";
 import type { RunDb } from "../../server/db/index.ts";
-import type { EpisodeStore } from "../../server/episodes/episode-store.ts";
+import type { EpisodeStore } from "../../server/episodes/index.ts";
 import type { SamplePool } from "../../server/training/index.ts";
 import type { EngineStatus } from "../run/engine-status.ts";
 import type { SchedulerStats } from "../scheduler/types.ts";

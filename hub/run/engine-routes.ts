@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { callerIdentity } from "../../server/episodes/ownership.ts";
+import { callerIdentity } from "../../server/episodes/index.ts";
 import { parseRunConfig, type RunConfig } from "../../server/config/index.ts";
 import { HttpError, parseBody } from "../../server/openai/index.ts";
 import type { EngineState, EngineStatus } from "./engine-status.ts";

@@ -1,4 +1,5 @@
-import { agentTranscript, type Tracker } from "../../server/index.ts";
+import { agentTranscript } from "../../server/episodes/index.ts";
+import type { Tracker } from "../../server/tracker/index.ts";
 import {
   type ConversationMessage,
   conversationText,

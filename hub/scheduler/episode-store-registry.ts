@@ -1,5 +1,4 @@
-import type { EpisodeStore } from "../../server/episodes/episode-store.ts";
-import { refusalError } from "../../server/episodes/errors.ts";
+import { type EpisodeStore, refusalError } from "../../server/episodes/index.ts";
 import type { EpisodeRegistry, RegistryEvent } from "./port.ts";
 
 /** The swarm server's `EpisodeStore` as the scheduler's registry. */
