@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClientEnvironment } from "../../sdk/swarm/client.ts";
-import { openFixtureEnv } from "./fixtures/fixture-envs.ts";
+import { closeFixtureEnvs, openFixtureEnvs } from "./fixtures/fixture-envs.ts";
 import { type RealSwarm, startRealSwarm } from "./fixtures/real-swarm.ts";
 import { schedulerEnv, waitFor } from "./fixtures/scripted-swarm.ts";
 import { spawnClient, stopChild } from "./fixtures/spawn-client.ts";
@@ -11,12 +11,12 @@ let swarm: RealSwarm;
 const children: Array<ReturnType<typeof spawnClient>> = [];
 
 beforeAll(async () => {
-  [countUp, relay] = await Promise.all([openFixtureEnv("count-up"), openFixtureEnv("relay")]);
+  [countUp, relay] = await openFixtureEnvs("count-up", "relay");
 });
 afterAll(async () => {
   await Promise.all(children.map((c) => stopChild(c.child)));
   await swarm?.close();
-  await Promise.all([countUp?.runtime.close(), relay?.runtime.close()]);
+  await closeFixtureEnvs(countUp, relay);
 });
 
 describe("a swarm of three clients on the real server, one killed mid-episode", () => {

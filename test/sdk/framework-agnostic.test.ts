@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClientEnvironment, SwarmClient } from "../../sdk/swarm/client.ts";
 import type { Workflow } from "../../sdk/swarm/workflow.ts";
-import { openFixtureEnv } from "../e2e/fixtures/fixture-envs.ts";
+import { closeFixtureEnvs, openFixtureEnvs } from "../e2e/fixtures/fixture-envs.ts";
 import { startRealSwarm } from "../e2e/fixtures/real-swarm.ts";
 import { schedulerEnv, waitFor } from "../e2e/fixtures/scripted-swarm.ts";
 
@@ -9,11 +9,9 @@ let countUp: ClientEnvironment;
 let relay: ClientEnvironment;
 
 beforeAll(async () => {
-  [countUp, relay] = await Promise.all([openFixtureEnv("count-up"), openFixtureEnv("relay")]);
+  [countUp, relay] = await openFixtureEnvs("count-up", "relay");
 });
-afterAll(async () => {
-  await Promise.all([countUp?.runtime.close(), relay?.runtime.close()]);
-});
+afterAll(() => closeFixtureEnvs(countUp, relay));
 
 /** One seeded run on the real server with a workflow; returns the token ids its tracker recorded per call, and the rewards. */
 async function record(workflow: Workflow) {

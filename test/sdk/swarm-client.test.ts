@@ -2,18 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SwarmClient } from "../../sdk/swarm/client.ts";
 import type { ClientEnvironment } from "../../sdk/swarm/client.ts";
 import { defineWorkflow } from "../../sdk/swarm/workflow.ts";
-import { openFixtureEnv } from "../e2e/fixtures/fixture-envs.ts";
+import { closeFixtureEnvs, openFixtureEnvs } from "../e2e/fixtures/fixture-envs.ts";
 import { schedulerEnv, startScriptedSwarm, waitFor, waitForBatches } from "../e2e/fixtures/scripted-swarm.ts";
 
 let countUp: ClientEnvironment;
 let relay: ClientEnvironment;
 
 beforeAll(async () => {
-  [countUp, relay] = await Promise.all([openFixtureEnv("count-up"), openFixtureEnv("relay")]);
+  [countUp, relay] = await openFixtureEnvs("count-up", "relay");
 });
-afterAll(async () => {
-  await Promise.all([countUp?.runtime.close(), relay?.runtime.close()]);
-});
+afterAll(() => closeFixtureEnvs(countUp, relay));
 
 describe("SwarmClient with the default agent loop", () => {
   it("runs a cocktail batch end to end and reports the environments' rewards", async () => {
