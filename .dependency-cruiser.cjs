@@ -14,8 +14,9 @@
 //
 // Public entries: a top-level folder is imported from another only through the files listed here (its
 // `index.ts` and its sub-packages' `index.ts`, and a few narrower entries); package.json's `exports` names
-// the ones for users. environments/ (packed apart; they import the SDK as `agentjet/sdk/env`) and test/ (tests
-// may reach inside what they test) are not judged by it.
+// the ones for users. hub/ has none: no other folder imports it. Not judged: environments/ (plugins packed
+// apart, each bundled with the SDK files it imports), test/ (tests may reach inside what they test) and
+// bench/ (not cruised; it goes through the entries where one offers what it measures, bench/README.md).
 const PUBLIC_ENTRIES = [
   "errors/index.ts",
   // sdk/README.md. failure-kinds.ts: a leaf every folder may import (sdk/index.ts would load the swarm client).
@@ -28,6 +29,19 @@ const PUBLIC_ENTRIES = [
   "sdk/rewards/index.ts",
   // plugins/README.md
   "plugins/index.ts",
+  // server/README.md: index.ts embeds the server; the sub-folders' entries are narrower (config/ loads zod and
+  // yaml only), and the embedded engine's is loaded apart (createEngine imports it on first use).
+  "server/index.ts",
+  "server/app/index.ts",
+  "server/config/index.ts",
+  "server/db/index.ts",
+  "server/engines/index.ts",
+  "server/engines/embedded/index.ts",
+  "server/episodes/index.ts",
+  "server/openai/index.ts",
+  "server/tokenizers/index.ts",
+  "server/tracker/index.ts",
+  "server/training/index.ts",
 ];
 const PUBLIC_ENTRY = `^(${PUBLIC_ENTRIES.map((e) => e.replaceAll(".", "\\.")).join("|")})$`;
 
@@ -80,7 +94,7 @@ module.exports = {
       name: "public-entries-only",
       comment: "Another top-level folder is imported only through its public entries (PUBLIC_ENTRIES above, the folder READMEs).",
       severity: "error",
-      from: { path: "^(sdk|plugins)/" },
+      from: { path: "^(hub|sdk|server|plugins)/" },
       to: { path: "^(hub|sdk|server|plugins|errors)/", pathNot: ["^$1/", PUBLIC_ENTRY] },
     },
     {
