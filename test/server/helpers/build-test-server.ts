@@ -25,3 +25,17 @@ export async function buildTestServer(
 ): Promise<FastifyInstance> {
   return buildServer({ config: testConfig(), dbPath: ":memory:", keySecret: "test-secret", reclaimTimer: false, engines, auth: TEST_TOKENS, ...opts });
 }
+
+/** Registers episode `episodeId` of env `smoke` (agent `solver` on policy `main`), claims it and gives the solver's episode key. */
+export function claimSolver(app: FastifyInstance, episodeId = "e1", taskId = "t1"): string {
+  const store = app.agentjet.store;
+  store.register({ episodeId, taskId, env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
+  const claim = store.claim();
+  if (claim.kind !== "claimed") throw new Error("no claim");
+  return claim.keys.solver!;
+}
+
+/** POST /v1/chat/completions with an episode key; `body` joins `model: "main"`. */
+export function postChat(app: FastifyInstance, key: string, body: Record<string, unknown>) {
+  return app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${key}` }, payload: { model: "main", ...body } });
+}

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildTestServer } from "../helpers/build-test-server.ts";
+import { buildTestServer, claimSolver, postChat } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok, scriptedEngine } from "../helpers/scripted-engine.ts";
 
 const apps: FastifyInstance[] = [];
@@ -14,12 +14,8 @@ async function setup(replies: string[], opts: { maxContext?: number; now?: () =>
   const app = await buildTestServer({ main: engine }, now === undefined ? {} : { now });
   apps.push(app);
   const store = app.agentjet.store;
-  store.register({ episodeId: "e1", taskId: "t1", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-  const claim = store.claim();
-  if (claim.kind !== "claimed") throw new Error("no claim");
-  const key = claim.keys.solver!;
-  const chat = (body: Record<string, unknown>, authKey = key) =>
-    app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${authKey}` }, payload: { model: "main", ...body } });
+  const key = claimSolver(app);
+  const chat = (body: Record<string, unknown>, authKey = key) => postChat(app, authKey, body);
   return { app, store, engine, key, chat };
 }
 

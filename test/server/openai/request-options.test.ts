@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { EMBEDDED_IDS } from "../../../server/tokenizers/embedded.ts";
 import { mergeTimelines } from "../../../server/training/merge-timelines.ts";
-import { buildTestServer, testConfig } from "../helpers/build-test-server.ts";
+import { buildTestServer, claimSolver, testConfig } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok, scriptedEngine } from "../helpers/scripted-engine.ts";
 
 const apps: FastifyInstance[] = [];
@@ -15,10 +15,7 @@ async function setup(replies: string[], opts: { maxContext?: number; config?: Re
   const app = await buildTestServer({ main: engine }, opts.config ? { config: testConfig(opts.config) } : {});
   apps.push(app);
   const store = app.agentjet.store;
-  store.register({ episodeId: "e1", taskId: "t1", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-  const claim = store.claim();
-  if (claim.kind !== "claimed") throw new Error("no claim");
-  const key = claim.keys.solver!;
+  const key = claimSolver(app);
   const post = (url: string, body: Record<string, unknown>) =>
     app.inject({ method: "POST", url, headers: { authorization: `Bearer ${key}` }, payload: { model: "main", ...body } });
   return { app, store, engine, chat: (body: Record<string, unknown>) => post("/v1/chat/completions", body), post };

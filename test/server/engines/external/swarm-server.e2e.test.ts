@@ -4,6 +4,7 @@ import { buildServer } from "../../../../server/app/build-server.ts";
 import { RunConfigSchema } from "../../../../server/config/run-config.ts";
 import { createEmbeddedTokenizer } from "../../../../server/tokenizers/embedded.ts";
 import { mergeTimelines } from "../../../../server/training/merge-timelines.ts";
+import { claimSolver, postChat } from "../../helpers/build-test-server.ts";
 import { startDoubles, type DoubleRig } from "./doubles.ts";
 
 /**
@@ -32,16 +33,8 @@ describe("swarm server + openai-tokens engine + trainer (test doubles, loopback 
     });
     app = await buildServer({ config, dbPath: ":memory:", keySecret: "test-secret", reclaimTimer: false });
     const store = app.agentjet.store;
-    store.register({ episodeId: "e1", taskId: "t1", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-    const claim = store.claim();
-    if (claim.kind !== "claimed") throw new Error("no claim");
-    const chat = (messages: unknown[]) =>
-      app!.inject({
-        method: "POST",
-        url: "/v1/chat/completions",
-        headers: { authorization: `Bearer ${claim.keys.solver!}` },
-        payload: { model: "main", messages, temperature: 1, seed: 3 },
-      });
+    const key = claimSolver(app);
+    const chat = (messages: unknown[]) => postChat(app!, key, { messages, temperature: 1, seed: 3 });
 
     const first = await chat([{ role: "user", content: "Hi" }]);
     expect(first.statusCode).toBe(200);

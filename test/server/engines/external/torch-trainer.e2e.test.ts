@@ -9,6 +9,7 @@ import { buildVllmDouble, type VllmDouble } from "../../../doubles/vllm-double.t
 import { createEmbeddedTokenizer } from "../../../../server/tokenizers/embedded.ts";
 import { mergeTimelines } from "../../../../server/training/merge-timelines.ts";
 import { describeTorch } from "../../../helpers/torch-python.ts";
+import { claimSolver, postChat } from "../../helpers/build-test-server.ts";
 import { startTorchTrainer, type TorchTrainerProcess } from "./torch-trainer-process.ts";
 
 interface TrainStepBody {
@@ -68,16 +69,8 @@ describeTorch("swarm server + real torch trainer (tiny model, CPU) + vLLM double
 
     for (let step = 1; step <= 2; step++) {
       const episodeId = `e${step}`;
-      store.register({ episodeId, taskId: `t${step}`, env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-      const claim = store.claim();
-      if (claim.kind !== "claimed") throw new Error("no claim");
-      const chat = (messages: unknown[]) =>
-        app!.inject({
-          method: "POST",
-          url: "/v1/chat/completions",
-          headers: { authorization: `Bearer ${claim.keys.solver!}` },
-          payload: { model: "main", messages, temperature: 1, seed: step },
-        });
+      const key = claimSolver(app, episodeId, `t${step}`);
+      const chat = (messages: unknown[]) => postChat(app!, key, { messages, temperature: 1, seed: step });
       const first = await chat([{ role: "user", content: "Hi" }]);
       expect(first.statusCode, first.body).toBe(200);
       const reply = first.json().choices[0].message.content as string;
