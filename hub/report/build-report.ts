@@ -109,16 +109,23 @@ function skillRows(skill: SkillSummary): string {
     .join("");
 }
 
+/** A decision rate (invalid or fallback) of all seats asked, then per role when the environment counted roles. */
+function decisionRate(d: EvalEvent["decisions"], key: "invalid" | "fallbacks"): string {
+  const rate = (n: number, total: number): string => (total > 0 ? `${((n / total) * 100).toFixed(1)}%` : "-");
+  if (!d) return "-";
+  const roles = Object.entries(d.byRole ?? {}).map(([r, c]) => `${esc(r)} ${rate(c[key], c.total)} of ${c.total}`);
+  return rate(d[key], d.total) + (roles.length ? `<br><small>${roles.join("<br>")}</small>` : "");
+}
+
 function evalRow(e: EvalEvent): string {
   const d = e.decisions;
-  const rate = (n: number): string => (d && d.total > 0 ? `${((n / d.total) * 100).toFixed(1)}%` : "-");
   const roles = e.perRole ? Object.entries(e.perRole).map(([r, m]) => `${esc(r)} ${(m.success * 100).toFixed(0)}%`).join(", ") : "";
   return (
     `<tr${e.collapsed ? ' style="background:#fdd"' : ""}><td>${e.step}${e.stage === "init" ? " (before warm-start)" : ""}</td><td>${esc(e.env)}</td><td>${esc(e.split)}</td>` +
     `<td>${esc(e.mode ?? "sampled")}${e.mode === "sampled" || e.mode === undefined ? (e.temperature !== undefined ? ` T=${e.temperature}` : "") : ""}</td><td>${e.episodes}</td>` +
     `<td><b>${(e.success * 100).toFixed(1)}%</b></td><td>${e.meanReward.toFixed(3)}</td>` +
     `<td>${e.topAnswerShare === undefined ? "-" : `${esc(JSON.stringify(e.topAnswer ?? ""))} ${(e.topAnswerShare * 100).toFixed(0)}%`}</td>` +
-    `<td>${e.collapsed ? "COLLAPSED" : ""}</td><td>${roles}</td><td>${rate(d?.invalid ?? 0)}</td><td>${rate(d?.fallbacks ?? 0)}</td></tr>`
+    `<td>${e.collapsed ? "COLLAPSED" : ""}</td><td>${roles}</td><td>${decisionRate(d, "invalid")}</td><td>${decisionRate(d, "fallbacks")}</td></tr>`
   );
 }
 
@@ -179,7 +186,7 @@ ${codeRows ? `<table><tr><th>environment</th><th>code hash</th><th>steps</th><th
 <h2>Token savings from timeline merging</h2>
 <p>${t.callTokens} tokens as separate calls, ${t.sampleTokens} as merged samples (ratio ${t.ratio.toFixed(3)}).</p>
 <h2>Evaluation</h2>
-${evalRows ? `<table><tr><th>step</th><th>environment</th><th>split</th><th>mode</th><th>episodes</th><th>success</th><th>mean reward</th><th>top answer</th><th></th><th>per role (success)</th><th>invalid</th><th>fallback</th></tr>${evalRows}</table>` : "<p>No evaluation in this run.</p>"}
+${evalRows ? `<table><tr><th>step</th><th>environment</th><th>split</th><th>mode</th><th>episodes</th><th>success</th><th>mean reward</th><th>top answer</th><th></th><th>per role (success)</th><th>invalid (per role)</th><th>fallback (per role)</th></tr>${evalRows}</table>` : "<p>No evaluation in this run.</p>"}
 <h2>Failures</h2>
 ${failRows ? `<table><tr><th>kind</th><th>episodes</th><th>cause</th></tr>${failRows}</table>` : "<p>No infrastructure failures.</p>"}
 <p>${summary.failedGroups.groups} group(s) failed for good (a member ran out of retries); their ${summary.failedGroups.episodes} ended episode(s) left the pool untrained.</p>

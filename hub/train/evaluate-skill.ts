@@ -99,8 +99,25 @@ async function evaluateEnv(o: SkillEvalOptions, env: PreparedEnvironment, mode: 
     topAnswerShare,
     collapsed: done.length >= 8 && topAnswerShare >= COLLAPSE_SHARE && success < 0.5,
     ...(Object.keys(perRole).length > 1 || entry.roles["*"] !== undefined ? { perRole } : {}),
-    ...(decisions > 0 ? { decisions: { total: decisions, invalid: sumInfo(done, "invalid"), fallbacks: sumInfo(done, "fallbacks") } } : {}),
+    ...(decisions > 0 ? { decisions: { total: decisions, invalid: sumInfo(done, "invalid"), fallbacks: sumInfo(done, "fallbacks"), ...decisionsByRole(done) } } : {}),
   };
+}
+
+/** The environment's per-role decision counts (`info.byRole`: decisions, invalid, fallbacks), summed over episodes. */
+function decisionsByRole(done: readonly Played[]): { byRole?: NonNullable<NonNullable<EvalEvent["decisions"]>["byRole"]> } {
+  const byRole: NonNullable<NonNullable<EvalEvent["decisions"]>["byRole"]> = {};
+  for (const p of done) {
+    const roles = p.info["byRole"];
+    if (!roles || typeof roles !== "object") continue;
+    for (const [role, c] of Object.entries(roles as Record<string, Record<string, unknown>>)) {
+      const t = (byRole[role] ??= { total: 0, invalid: 0, fallbacks: 0 });
+      const n = (k: string): number => (typeof c[k] === "number" ? (c[k] as number) : 0);
+      t.total += n("decisions");
+      t.invalid += n("invalid");
+      t.fallbacks += n("fallbacks");
+    }
+  }
+  return Object.keys(byRole).length ? { byRole } : {};
 }
 
 function sumInfo(done: readonly Played[], key: string): number {

@@ -81,7 +81,15 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     collapsed: z.boolean().optional(),
     perRole: z.record(z.string(), z.object({ agents: z.number().int(), success: z.number() })).optional(),
     /** Decisions the environment counted (werewolves): asked of every seat, invalid replies, legal fallbacks. */
-    decisions: z.object({ total: z.number().int(), invalid: z.number().int(), fallbacks: z.number().int() }).optional(),
+    decisions: z
+      .object({
+        total: z.number().int(),
+        invalid: z.number().int(),
+        fallbacks: z.number().int(),
+        /** The same per role of the seats asked (the environment's `info.byRole`). */
+        byRole: z.record(z.string(), z.object({ total: z.number().int(), invalid: z.number().int(), fallbacks: z.number().int() })).optional(),
+      })
+      .optional(),
   }),
   z.object({
     type: z.literal("warm-start"),

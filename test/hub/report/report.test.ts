@@ -47,6 +47,27 @@ describe("report", () => {
     expect(readMetrics(join(dir, "metrics.jsonl")).skipped).toHaveLength(1);
   });
 
+  it("shows the invalid and fallback decision rates per role of an evaluation", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-report-"));
+    const decisions = {
+      total: 200,
+      invalid: 10,
+      fallbacks: 4,
+      byRole: { werewolf: { total: 150, invalid: 9, fallbacks: 3 }, seer: { total: 50, invalid: 1, fallbacks: 1 } },
+    };
+    const events: RunEvent[] = [
+      { type: "start", time: "t", runDir: dir, steps: 1, policies: ["wolf"], environments: ["werewolves"] },
+      stepEvent(1, 0.5),
+      { type: "eval", time: "t", step: 1, env: "werewolves", split: "test-compact", episodes: 10, meanReward: 0.8, success: 0.8, mode: "greedy", decisions },
+      { type: "end", time: "t", reason: "done", step: 1 },
+    ];
+    writeFileSync(join(dir, "metrics.jsonl"), events.map((e) => JSON.stringify(e)).join("\n"));
+    await buildReport(dir);
+    const html = readFileSync(join(dir, "report.html"), "utf8");
+    expect(html).toContain("invalid (per role)");
+    for (const cell of ["5.0%", "werewolf 6.0% of 150", "seer 2.0% of 50", "2.0%", "werewolf 2.0% of 150"]) expect(html).toContain(cell);
+  });
+
   // Regression (issue 22, item 8): the "Reward per environment" table dropped an environment that no
   // step of the last quarter trained on.
   it("keeps an environment missing from the last quarter of steps in the reward table", async () => {
