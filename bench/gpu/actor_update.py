@@ -140,6 +140,13 @@ def measure(
     return times, metrics, (torch.cuda.max_memory_allocated() / 2**30) if device.type == "cuda" else 0.0
 
 
+def ratio(x: float | None, bold: bool = False) -> str:
+    """A speed-up, or "-" where either side of it did not run (a failed row leaves its ratios None)."""
+    if x is None:
+        return "-"
+    return f"**{x:.2f}x**" if bold else f"{x:.2f}x"
+
+
 def render(rows: list[dict], notes: list[str]) -> str:
     cols = [
         "model", "workload", "calls", "batch", "samples", "tokens computed", "micro-batches (padding)",
@@ -162,8 +169,8 @@ def render(rows: list[dict], notes: list[str]) -> str:
                     f"{r['tokens']} ({r['tokens_vs_unmerged']:.2f}x fewer)" if r["batch"] != "unmerged" else r["tokens"],
                     f"{r['micro_batches']} ({r['padding']:.0%})",
                     f"{r['t']:.3f}" if timed else "FAILED",
-                    (f"**{r['speedup_vs_unmerged']:.2f}x**" if r["batch"] != "unmerged" else "1x") if timed else "-",
-                    (f"{r['speedup_vs_merged']:.2f}x" if r["batch"] == "tree" else "-") if timed else "-",
+                    ratio(r["speedup_vs_unmerged"], bold=True) if r["batch"] != "unmerged" else ("1x" if timed else "-"),
+                    ratio(r["speedup_vs_merged"]) if r["batch"] == "tree" else "-",
                     f"{r['loss']:.6f}" if timed else "-",
                     f"{r['peak_gib']:.1f}",
                 ]
@@ -247,7 +254,9 @@ def main() -> None:
                     backend.optimizer.zero_grad(set_to_none=True)
                     if device.type == "cuda":
                         torch.cuda.empty_cache()
-                    notes.append(f"FAILED {model_name} / {wl} / {batch}: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
+                    first_line = (str(e).splitlines() or [""])[0][:300]
+                    notes.append(f"FAILED {model_name} / {wl} / {batch}: {type(e).__name__}: {first_line}")
+                    print(notes[-1], file=sys.stderr, flush=True)
                     row.update(t=None, t_all=[], loss=None, tokens_trained=None, peak_gib=0.0)
                 else:
                     row.update(t=statistics.median(times), t_all=times, loss=metrics["loss"], tokens_trained=metrics["tokens"], peak_gib=peak)
