@@ -4,13 +4,13 @@ import { createEpisodeStore } from "../../../server/episodes/episode-store.ts";
 import { TrainingCoordinator, type StepReport } from "../../../server/training/coordinator.ts";
 import { SamplePool } from "../../../server/training/sample-pool.ts";
 import { createEpisodeStorePort } from "../../../server/episodes/episode-store-port.ts";
-import { createTinyEngine, rewardedEpisode, trainingConfig } from "./helpers/training-parts.ts";
+import { createTinyEngine, manualClock, rewardedEpisode, trainingConfig } from "./helpers/training-parts.ts";
 
 describe("TrainingCoordinator on the server's episode store", () => {
   it("pools ended episodes, pauses real claims while it trains, and abandons a stuck episode", async () => {
     const db = openRunDb(":memory:");
-    let clock = 1_000;
-    const store = createEpisodeStore({ db, policies: ["main"], reclaimTimer: false, now: () => clock, keySecret: "k" });
+    const clock = manualClock(1_000);
+    const store = createEpisodeStore({ db, policies: ["main"], reclaimTimer: false, now: clock.now, keySecret: "k" });
     const engine = createTinyEngine();
     const reports: StepReport[] = [];
     const coord = new TrainingCoordinator({
@@ -18,11 +18,8 @@ describe("TrainingCoordinator on the server's episode store", () => {
       engines: { main: engine },
       pool: new SamplePool(db),
       config: trainingConfig({ batchTasks: 1 }, { syncTimeoutS: 1 }),
-      now: () => clock,
-      sleep: async (ms) => {
-        clock += ms;
-        await new Promise((r) => setImmediate(r));
-      },
+      now: clock.now,
+      sleep: clock.sleep,
       tickMs: 0,
       onStep: (r) => reports.push(r),
     });

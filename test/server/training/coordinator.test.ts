@@ -5,6 +5,7 @@ import { SamplePool } from "../../../server/training/sample-pool.ts";
 import {
   createTinyEngine,
   InMemoryEpisodeStore,
+  manualClock,
   recordBatches,
   rewardedEpisode,
   trainingConfig,
@@ -17,24 +18,21 @@ function setup(over: Partial<CoordinatorOptions> = {}) {
   const pool = new SamplePool(openRunDb(":memory:"));
   const reports: StepReport[] = [];
   const warnings: string[] = [];
-  let clock = 1_000_000;
+  const clock = manualClock(1_000_000);
   const coord = new TrainingCoordinator({
     store,
     engines: { main: trainer },
     pool,
     config: trainingConfig(),
-    now: () => clock,
-    sleep: async (ms) => {
-      clock += ms;
-      await new Promise((r) => setImmediate(r));
-    },
+    now: clock.now,
+    sleep: clock.sleep,
     tickMs: 0,
     onStep: (r) => reports.push(r),
     onWarning: (w) => warnings.push(w),
     ...over,
   });
   coord.start();
-  return { store, engine, batches, pool, reports, warnings, coord, advance: (ms: number) => (clock += ms) };
+  return { store, engine, batches, pool, reports, warnings, coord, advance: clock.advance };
 }
 
 describe("TrainingCoordinator", () => {

@@ -74,6 +74,19 @@ export class InMemoryEpisodeStore implements EpisodeStorePort {
   }
 }
 
+/** A clock the test moves: `sleep` advances it and yields one turn of the event loop, so the coordinator's waits take no real time. */
+export function manualClock(start: number): { now: () => number; sleep: (ms: number) => Promise<void>; advance: (ms: number) => number } {
+  let t = start;
+  return {
+    now: () => t,
+    sleep: async (ms) => {
+      t += ms;
+      await new Promise((r) => setImmediate(r));
+    },
+    advance: (ms) => (t += ms),
+  };
+}
+
 export function trainingConfig(over: Partial<TrainingConfig["batching"]> = {}, extra: Partial<TrainingConfig> = {}): TrainingConfig {
   return {
     batching: {
