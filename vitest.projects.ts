@@ -60,6 +60,7 @@ export const INTEGRATION = [
   "test/sdk/framework-agnostic.test.ts",
   "test/sdk/rewards/judge.test.ts",
   "test/sdk/swarm-client.test.ts",
+  "test/server/app/json-body.test.ts",
   "test/server/engines/embedded/*.test.ts",
   "test/server/engines/external/full-weight-sync.test.ts",
   "test/server/engines/external/openai-tokens-loop.test.ts",
@@ -70,4 +71,5 @@ export const INTEGRATION = [
   "test/server/openai/request-options.test.ts",
   "test/server/openai/streaming.test.ts",
   "test/server/openai/structured-output.test.ts",
+  "test/server/tokenizers/large-message.test.ts",
 ];

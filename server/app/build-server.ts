@@ -15,6 +15,7 @@ import { openaiRoutes } from "../openai/routes.ts";
 import { createTokenizer } from "../tokenizers/create-tokenizer.ts";
 import { type AuthTokens, installAuth, type RouteEntry } from "./auth.ts";
 import { generateToken } from "./auth-tokens.ts";
+import { registerJsonBody } from "./json-body.ts";
 import type { PolicyRuntime, ServerContext } from "./server-context.ts";
 
 export interface BuildServerOptions {
@@ -104,6 +105,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   for (const [name, model] of Object.entries(config.frozen)) frozen.set(name, createFrozenModel(name, model, deps));
 
   const app = Fastify({ logger: opts.logger ?? false, bodyLimit: config.server.bodyLimitBytes });
+  registerJsonBody(app);
   const ctx: ServerContext = { store, policies, frozen, sampling: config.sampling };
   const auth: AuthTokens = opts.auth ?? { adminToken: generateToken("admin"), clientTokens: [generateToken("client")] };
   const routes = installAuth(app, { tokens: auth, allowedHosts: config.server.allowedHosts });

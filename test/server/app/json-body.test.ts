@@ -1,0 +1,44 @@
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestServer, testConfig } from "../helpers/build-test-server.ts";
+import { scriptedEngine } from "../helpers/scripted-engine.ts";
+
+// Bodies past 64 KB are parsed on the JSON body thread (server/app/json-body.ts); they must read exactly
+// as fastify's default parser reads them, errors and prototype-poisoning checks included.
+describe("large JSON bodies, parsed on the JSON body thread", () => {
+  let app: FastifyInstance;
+  let key: string;
+  const big = "x".repeat(200_000);
+
+  beforeAll(async () => {
+    app = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"], { maxContext: 1 << 20 }) }, { config: testConfig({ server: { bodyLimitBytes: 8 << 20 } }) });
+    const store = app.agentjet.store;
+    store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
+    const c = store.claim();
+    if (c.kind !== "claimed") throw new Error("no claim");
+    key = c.keys.solver!;
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const post = (payload: string) =>
+    app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, payload });
+
+  it("parses a large body to the same request, recorded as sent", async () => {
+    const messages = [{ role: "user", content: `${big} é 数学 ✓` }];
+    const res = await post(JSON.stringify({ model: "main", messages }));
+    expect(res.statusCode).toBe(200);
+    expect(app.agentjet.store.tracker.callsOf("e1").at(-1)!.messages).toEqual(messages);
+  });
+
+  it("answers invalid and poisoned large bodies like the default parser, and small ones the same", async () => {
+    for (const tail of ["", '{"__proto__": {"x": 1}}', '{"constructor": {"prototype": {"x": 1}}}']) {
+      const broken = tail === "" ? `{"model": "main", "messages": [{"role": "user", "content": "${big}"}` : `{"model": "main", "pad": "${big}", "meta": ${tail}}`;
+      const small = tail === "" ? '{"model": "main"' : `{"model": "main", "meta": ${tail}}`;
+      const [large, inPlace] = await Promise.all([post(broken), post(small)]);
+      expect(large.statusCode).toBe(400);
+      expect(large.json()).toEqual(inPlace.json());
+    }
+  });
+});
