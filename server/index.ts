@@ -18,7 +18,8 @@ export type {
 } from "./episodes/outcomes.ts";
 export { createEpisodeStorePort } from "./episodes/episode-store-port.ts";
 export { agentTranscript } from "./episodes/transcript.ts";
-export { createEpisodeStore, type EpisodeStore, type EpisodeStoreEvents, type EpisodeStoreOptions } from "./episodes/episode-store.ts";
+export { createEpisodeStore, type EpisodeStore, type EpisodeStoreOptions } from "./episodes/episode-store.ts";
+export type { EpisodeStoreEvents } from "./episodes/store-events.ts";
 export {
   EpisodeExistsError,
   EpisodeNotFoundError,

@@ -15,8 +15,6 @@ import { episodeSamplingSeed } from "./sampling-seed.ts";
 import { abortEpisode, claimEpisode, endEpisode, isIdle, reclaimEpisode, refuseActivity, registeredEpisode } from "./state-machine.ts";
 import { createStoreEvents, type EpisodeStoreEvents } from "./store-events.ts";
 
-export type { EpisodeStoreEvents } from "./store-events.ts";
-
 export interface EpisodeStoreOptions {
   db: RunDb;
   /** HMAC secret for keys. Default: `$AGENTJET_KEY_SECRET`, else random (keys die with the process). */
@@ -177,8 +175,9 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
       if (t.kind !== "ok") return t;
       commit(t.episode);
       queue.delete(id);
+      const issued = keys.issue(t.episode);
       events.emit("claimed", snapshot(t.episode));
-      return { kind: "claimed", episode: snapshot(t.episode), keys: keys.issue(t.episode) };
+      return { kind: "claimed", episode: snapshot(t.episode), keys: issued };
     },
     heartbeat(episodeId) {
       const current = episodes.get(episodeId);
