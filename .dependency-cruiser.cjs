@@ -19,13 +19,15 @@
 // bench/ (not cruised; it goes through the entries where one offers what it measures, bench/README.md).
 const PUBLIC_ENTRIES = [
   "errors/index.ts",
-  // sdk/README.md. failure-kinds.ts: a leaf every folder may import (sdk/index.ts would load the swarm client).
+  // sdk/README.md. failure-kinds.ts: a leaf every folder may import (sdk/index.ts would load the swarm client);
+  // swarm/protocol.ts: the swarm protocol for the server side of the connection, without the client (ws).
   "sdk/index.ts",
   "sdk/failure-kinds.ts",
   "sdk/env/index.ts",
   "sdk/env/schemas.ts",
   "sdk/env/serve.ts",
   "sdk/swarm/index.ts",
+  "sdk/swarm/protocol.ts",
   "sdk/rewards/index.ts",
   // plugins/README.md
   "plugins/index.ts",
