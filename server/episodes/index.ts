@@ -1,8 +1,12 @@
-/** Episodes: the episode store (state machine, claims, keys, events), its outcomes and errors, the routes the run adds, transcripts. */
+/**
+ * Episodes for other folders: the store's types, outcomes and errors, keys, the begin route, ownership,
+ * transcripts and the coordinator's port. `createEpisodeStore` is server/index.ts's (the store records calls
+ * through the tracker's writer thread), so a part that only speaks of episodes does not load it.
+ */
 export { beginEpisodeRoute, CLIENT_ENV, type BeginRouteOptions } from "./begin-route.ts";
 export type { AbortReason, AgentBinding, EndEpisodeInput, Episode, EpisodeState, RegisterEpisodeInput } from "./episode.ts";
 export { createEpisodeStorePort } from "./episode-store-port.ts";
-export { createEpisodeStore, type EpisodeStore, type EpisodeStoreOptions } from "./episode-store.ts";
+export type { EpisodeStore, EpisodeStoreOptions } from "./episode-store.ts";
 export {
   EpisodeExistsError,
   EpisodeNotFoundError,
