@@ -1,4 +1,4 @@
-import type { ParsedClientMessage, ServerMessage } from "../../sdk/swarm/index.ts";
+import type { ParsedClientMessage, ServerMessage } from "../../sdk/swarm/protocol.ts";
 import type { Hello } from "../scheduler/client-directory.ts";
 
 /** One `/swarm` client as the dashboard shows it. */

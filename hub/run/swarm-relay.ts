@@ -1,4 +1,4 @@
-import type { ParsedClientMessage } from "../../sdk/swarm/index.ts";
+import type { ParsedClientMessage } from "../../sdk/swarm/protocol.ts";
 import type { ClientActivity } from "../dashboard/client-activity.ts";
 import type { ClientLink, Hello } from "../scheduler/client-directory.ts";
 import type { Scheduler } from "../scheduler/index.ts";

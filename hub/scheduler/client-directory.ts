@@ -1,4 +1,4 @@
-import type { ParsedClientMessage } from "../../sdk/swarm/index.ts";
+import type { ParsedClientMessage } from "../../sdk/swarm/protocol.ts";
 import type { ClientLink } from "./client-link.ts";
 import { offersEnvironment } from "./match-environments.ts";
 import type { ClientState, EnvLane } from "./slots.ts";

@@ -1,4 +1,4 @@
-import type { ServerMessage } from "../../sdk/swarm/index.ts";
+import type { ServerMessage } from "../../sdk/swarm/protocol.ts";
 
 /** How the scheduler talks to one connected client (the swarm plugin gives one per socket). */
 export interface ClientLink {

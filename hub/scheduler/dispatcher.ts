@@ -1,4 +1,4 @@
-import type { CodeVersion } from "../../sdk/swarm/index.ts";
+import type { CodeVersion } from "../../sdk/swarm/protocol.ts";
 import type { ClientDirectory } from "./client-directory.ts";
 import type { AbortReason, ClaimOutcome, EpisodeRegistry } from "./port.ts";
 import type { ClientState, EnvLane, Slot } from "./slots.ts";

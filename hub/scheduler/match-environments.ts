@@ -1,4 +1,4 @@
-import type { EnvAnnouncement } from "../../sdk/swarm/index.ts";
+import type { EnvAnnouncement } from "../../sdk/swarm/protocol.ts";
 import type { SchedulerEnvironment } from "./types.ts";
 
 /** Whether a client's announced environment may run a run environment's episodes, and if not, why and how to fix it. */

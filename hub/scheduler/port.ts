@@ -1,5 +1,5 @@
 import type { Task } from "../../sdk/env/index.ts";
-import type { CodeVersion } from "../../sdk/swarm/index.ts";
+import type { CodeVersion } from "../../sdk/swarm/protocol.ts";
 import type { FailureKind } from "../../sdk/failure-kinds.ts";
 
 /**

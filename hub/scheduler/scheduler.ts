@@ -1,5 +1,5 @@
 import type { Task } from "../../sdk/env/index.ts";
-import { ENV_MISMATCH_CODE, type ParsedClientMessage } from "../../sdk/swarm/index.ts";
+import { ENV_MISMATCH_CODE, type ParsedClientMessage } from "../../sdk/swarm/protocol.ts";
 import { BatchPlanner } from "./batch-planner.ts";
 import { ClientDirectory, type ClientLink, type Hello } from "./client-directory.ts";
 import { Deque } from "./deque.ts";

@@ -1,5 +1,5 @@
 import type { Task } from "../../sdk/env/index.ts";
-import type { CodeVersion } from "../../sdk/swarm/index.ts";
+import type { CodeVersion } from "../../sdk/swarm/protocol.ts";
 import type { Weight } from "./mixing.ts";
 import type { AbortReason } from "./port.ts";
 

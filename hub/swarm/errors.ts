@@ -1,5 +1,5 @@
 import { AgentJetError } from "../../errors/index.ts";
-import { SWARM_FATAL_ERRORS } from "../../sdk/swarm/index.ts";
+import { SWARM_FATAL_ERRORS } from "../../sdk/swarm/protocol.ts";
 
 /** Stable codes the swarm plugin sends in `error` frames before it closes a socket. */
 export const SWARM_ERRORS = {

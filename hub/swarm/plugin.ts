@@ -8,7 +8,7 @@ import {
   type ServerMessage,
   SWARM_PATH,
   SWARM_PROTOCOL_VERSION,
-} from "../../sdk/swarm/index.ts";
+} from "../../sdk/swarm/protocol.ts";
 import type { ClientLink, Scheduler } from "../scheduler/scheduler.ts";
 import { SWARM_ERRORS } from "./errors.ts";
 
