@@ -12,7 +12,7 @@ import type { EngineStatus } from "../hub/run/engine-status.ts";
 import { installAuth } from "../server/app/index.ts";
 import { loadRunConfig } from "../server/config/index.ts";
 import { openRunDb } from "../server/db/index.ts";
-import { createEpisodeStore } from "../server/episodes/index.ts";
+import { createEpisodeStore } from "../server/index.ts";
 import { SamplePool } from "../server/training/index.ts";
 import { seedRunDb } from "../test/helpers/seed-run-db.ts";
 import { type Bench, fmt, median, quantile, timeRuns } from "./harness.ts";

@@ -7,7 +7,8 @@ import { verifyAnswer } from "../environments/aime/src/verify.ts";
 import { type EnvironmentRuntime, openEnvironment } from "../plugins/index.ts";
 import { ManifestSchema } from "../sdk/env/schemas.ts";
 import type { Task } from "../sdk/env/index.ts";
-import { type Assignment, runEpisode, type Workflow } from "../sdk/swarm/index.ts";
+import type { Assignment } from "../sdk/swarm/protocol.ts";
+import { runEpisode, type Workflow } from "../sdk/swarm/index.ts";
 import { type Bench, type BenchTable, fmt } from "./harness.ts";
 
 /**

@@ -7,8 +7,8 @@ import type { ClaimOutcome, EpisodeRegistration, EpisodeRegistry } from "../hub/
 import { registryFromEpisodeStore, Scheduler } from "../hub/scheduler/index.ts";
 import { swarmPlugin } from "../hub/swarm/index.ts";
 import { openRunDb } from "../server/db/index.ts";
-import { createEpisodeStore } from "../server/episodes/index.ts";
-import { type ClientMessage, parseFrame, type ServerMessage, ServerMessageSchema } from "../sdk/swarm/index.ts";
+import { createEpisodeStore } from "../server/index.ts";
+import { type ClientMessage, parseFrame, type ServerMessage, ServerMessageSchema } from "../sdk/swarm/protocol.ts";
 import { type Bench, fmt } from "./harness.ts";
 
 /**
