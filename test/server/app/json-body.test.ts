@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestServer, testConfig } from "../helpers/build-test-server.ts";
+import { buildTestServer, claimSolver, testConfig } from "../helpers/build-test-server.ts";
 import { scriptedEngine } from "../helpers/scripted-engine.ts";
 
 // Bodies past 64 KB are parsed on the JSON body thread (server/app/json-body.ts); they must read exactly
@@ -12,11 +12,7 @@ describe("large JSON bodies, parsed on the JSON body thread", () => {
 
   beforeAll(async () => {
     app = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"], { maxContext: 1 << 20 }) }, { config: testConfig({ server: { bodyLimitBytes: 8 << 20 } }) });
-    const store = app.agentjet.store;
-    store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-    const c = store.claim();
-    if (c.kind !== "claimed") throw new Error("no claim");
-    key = c.keys.solver!;
+    key = claimSolver(app, "e1", "t");
   });
   afterAll(async () => {
     await app.close();

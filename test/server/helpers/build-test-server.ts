@@ -30,7 +30,7 @@ export async function buildTestServer(
 export function claimSolver(app: FastifyInstance, episodeId = "e1", taskId = "t1"): string {
   const store = app.agentjet.store;
   store.register({ episodeId, taskId, env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-  const claim = store.claim();
+  const claim = store.claim({ episodeId });
   if (claim.kind !== "claimed") throw new Error("no claim");
   return claim.keys.solver!;
 }

@@ -169,15 +169,7 @@ describe("calls racing the episode's end", () => {
     const app = await buildTestServer({ main: engine });
     apps.push(app);
     const store = app.agentjet.store;
-    store.register({ episodeId: "race", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-    const claim = store.claim();
-    if (claim.kind !== "claimed") throw new Error("no claim");
-    const pending = app.inject({
-      method: "POST",
-      url: "/v1/chat/completions",
-      headers: { authorization: `Bearer ${claim.keys.solver}` },
-      payload: { model: "main", messages: [{ role: "user", content: "x" }] },
-    });
+    const pending = postChat(app, claimSolver(app, "race", "t"), { messages: [{ role: "user", content: "x" }] });
     await started;
     store.end("race", { rewards: { solver: 0 } });
     release();

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestServer } from "../helpers/build-test-server.ts";
+import { buildTestServer, claimSolver } from "../helpers/build-test-server.ts";
 import { scriptedEngine } from "../helpers/scripted-engine.ts";
 import { createRng as rng } from "../../../hub/scheduler/rng.ts";
 
@@ -174,11 +174,7 @@ describe("malformed requests", () => {
   beforeAll(async () => {
     app = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"]) });
     base = await app.listen({ host: "127.0.0.1", port: 0 });
-    const store = app.agentjet.store;
-    store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-    const c = store.claim();
-    if (c.kind !== "claimed") throw new Error("no claim");
-    key = c.keys.solver!;
+    key = claimSolver(app, "e1", "t");
   });
 
   afterAll(async () => {

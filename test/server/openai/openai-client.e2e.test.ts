@@ -7,7 +7,7 @@ import OpenAI, { AuthenticationError, BadRequestError, ConflictError } from "ope
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildServer } from "../../../server/app/build-server.ts";
-import { testConfig } from "../helpers/build-test-server.ts";
+import { claimSolver, testConfig } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok, scriptedEngine } from "../helpers/scripted-engine.ts";
 
 const TOOLS: ChatCompletionTool[] = [
@@ -39,11 +39,7 @@ describe("the official openai client against a real socket", () => {
   });
 
   function claimKey(episodeId: string): string {
-    const store = app.agentjet.store;
-    store.register({ episodeId, taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-    const c = store.claim({ episodeId });
-    if (c.kind !== "claimed") throw new Error("no claim");
-    return c.keys.solver!;
+    return claimSolver(app, episodeId, "t");
   }
 
   it("runs a multi-turn episode with tool calls, streaming and not, and records every call", async () => {

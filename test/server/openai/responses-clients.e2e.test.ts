@@ -12,7 +12,7 @@ import { z } from "zod";
 import { buildServer } from "../../../server/app/build-server.ts";
 import { createZeroLatencyEngine } from "../../doubles/zero-latency-engine.ts";
 import type { TrackedCall } from "../../../server/tracker/tracker.ts";
-import { testConfig } from "../helpers/build-test-server.ts";
+import { claimSolver, testConfig } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
 
 /**
@@ -52,11 +52,7 @@ describe("Responses API clients against a real socket", () => {
 
   function episode(): { id: string; key: string } {
     const id = `ep-${n++}`;
-    const store = app.agentjet.store;
-    store.register({ episodeId: id, taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-    const c = store.claim({ episodeId: id });
-    if (c.kind !== "claimed") throw new Error("no claim");
-    return { id, key: c.keys.solver! };
+    return { id, key: claimSolver(app, id, "t") };
   }
 
   const calls = (id: string): TrackedCall[] => app.agentjet.store.tracker.callsOf(id);

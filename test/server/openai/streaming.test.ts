@@ -6,7 +6,7 @@ import type { Engine } from "../../../server/engines/engine.ts";
 import { createOpenAITokensEngine } from "../../../server/engines/openai-tokens/index.ts";
 import { createZeroLatencyEngine } from "../../doubles/zero-latency-engine.ts";
 import { type DoubleRig, startDoubles } from "../engines/external/doubles.ts";
-import { buildTestServer } from "../helpers/build-test-server.ts";
+import { buildTestServer, claimSolver } from "../helpers/build-test-server.ts";
 import { EMBEDDED_IDS } from "../../../server/tokenizers/embedded.ts";
 import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
 
@@ -40,11 +40,7 @@ function watched(engine: Engine): Engine & { running: number; finished: number }
 }
 
 async function claimKey(app: FastifyInstance, episodeId: string): Promise<string> {
-  const store = app.agentjet.store;
-  store.register({ episodeId, taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-  const c = store.claim({ episodeId });
-  if (c.kind !== "claimed") throw new Error("no claim");
-  return c.keys.solver!;
+  return claimSolver(app, episodeId, "t");
 }
 
 /** Reads an SSE response event by event; `onEvent` returning true stops reading. */
@@ -227,10 +223,8 @@ describe("a failure after the stream began", () => {
     ] as const) {
       current = `s-err-${url.length}`;
       const store = app.agentjet.store;
-      store.register({ episodeId: current, taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-      const c = store.claim({ episodeId: current });
-      if (c.kind !== "claimed") throw new Error("no claim");
-      const res = await app.inject({ method: "POST", url, headers: { authorization: `Bearer ${c.keys.solver}` }, payload: { model: "main", ...body } });
+      const key = claimSolver(app, current, "t");
+      const res = await app.inject({ method: "POST", url, headers: { authorization: `Bearer ${key}` }, payload: { model: "main", ...body } });
       expect(res.statusCode).toBe(200);
       const lastData = res.body.trim().split("\n\n").at(-1)!.split("\n").at(-1)!.slice("data: ".length);
       const last = JSON.parse(lastData) as { error?: { code: string }; type?: string; code?: string };

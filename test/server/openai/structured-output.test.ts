@@ -5,7 +5,7 @@ import { EmbeddedModelSchema, OptimizerSchema } from "../../../server/config/run
 import { createEmbeddedEngine } from "../../../server/engines/embedded/index.ts";
 import { createOpenAITokensEngine } from "../../../server/engines/openai-tokens/index.ts";
 import { type DoubleRig, startDoubles } from "../engines/external/doubles.ts";
-import { buildTestServer, testConfig } from "../helpers/build-test-server.ts";
+import { buildTestServer, claimSolver, testConfig } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
 
 /** An untrained embedded policy: whatever it says is noise, so only the mask can make it well-formed. */
@@ -43,11 +43,7 @@ describe("structured output on the embedded engine (untrained)", () => {
 
   beforeAll(async () => {
     app = await buildTestServer({ main: untrained(11) });
-    const store = app.agentjet.store;
-    store.register({ episodeId: "s", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-    const c = store.claim();
-    if (c.kind !== "claimed") throw new Error("no claim");
-    const key = c.keys.solver!;
+    const key = claimSolver(app, "s", "t");
     chat = (body) => app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${key}` }, payload: { model: "main", messages: [{ role: "user", content: "Answer." }], ...body } });
   });
 
@@ -125,12 +121,9 @@ describe("structured output on the vLLM-shaped engine", () => {
 
   it("passes json constraints on as structured_outputs; a forced tool call is a 400", async () => {
     const app = await buildTestServer({ main: createOpenAITokensEngine(rig.config({ maxContext: 512 })) });
-    const store = app.agentjet.store;
-    store.register({ episodeId: "v", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-    const c = store.claim();
-    if (c.kind !== "claimed") throw new Error("no claim");
+    const key = claimSolver(app, "v", "t");
     const chat = (body: Record<string, unknown>) =>
-      app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${c.keys.solver}` }, payload: { model: "main", messages: [{ role: "user", content: "x" }], max_tokens: 8, ...body } });
+      app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${key}` }, payload: { model: "main", messages: [{ role: "user", content: "x" }], max_tokens: 8, ...body } });
     const schema = { type: "object", properties: { a: { type: "integer" } } };
     expect((await chat({ response_format: { type: "json_schema", json_schema: { name: "a", schema } } })).statusCode).toBe(200);
     expect((rig.replicas[0]!.requests.at(-1) as { structured_outputs: unknown }).structured_outputs).toEqual({ json: schema });
@@ -149,13 +142,10 @@ describe("structured output under a small run default (sampling.maxTokens 8)", (
   it("gives the run's default way to the schema's shortest answer, and answers a context without room for it as an overflow", async () => {
     const app = await buildTestServer({ main: untrained(12) }, { config: testConfig({ sampling: { maxTokens: 8 } }) });
     try {
-      const store = app.agentjet.store;
-      store.register({ episodeId: "d", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-      const c = store.claim();
-      if (c.kind !== "claimed") throw new Error("no claim");
+      const key = claimSolver(app, "d", "t");
       const format = { type: "json_schema", json_schema: { name: "tight", schema: SCHEMAS[0]! } };
       const chat = (content: string) =>
-        app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${c.keys.solver!}` }, payload: { model: "main", messages: [{ role: "user", content }], response_format: format, seed: 1 } });
+        app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${key}` }, payload: { model: "main", messages: [{ role: "user", content }], response_format: format, seed: 1 } });
       const byDefault = await chat("Answer.");
       expect(byDefault.statusCode, byDefault.body).toBe(200);
       expect(() => JSON.parse(byDefault.json().choices[0].message.content)).not.toThrow();

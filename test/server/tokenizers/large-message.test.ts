@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTokenizer } from "../../../server/tokenizers/create-tokenizer.ts";
-import { buildTestServer, testConfig } from "../helpers/build-test-server.ts";
+import { buildTestServer, claimSolver, postChat, testConfig } from "../helpers/build-test-server.ts";
 import { scriptedEngine } from "../helpers/scripted-engine.ts";
 
 // A 4 MB message goes through every part that keeps it off the event loop: the JSON body thread, the
@@ -29,11 +29,8 @@ describe("a 4 MB message", () => {
       { config: testConfig({ policies: { main: { tokenizer: "qwen3" } }, server: { bodyLimitBytes: 32 << 20 } }) },
     );
     const store = app.agentjet.store;
-    store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents: { solver: { kind: "policy", target: "main" } } });
-    const c = store.claim();
-    if (c.kind !== "claimed") throw new Error("no claim");
-    const chat = (messages: unknown[]) =>
-      app!.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${c.keys.solver!}` }, payload: { model: "main", messages } });
+    const key = claimSolver(app, "e1", "t");
+    const chat = (messages: unknown[]) => postChat(app!, key, { messages });
     const first = await chat([{ role: "user", content: big }]);
     expect(first.statusCode).toBe(200);
     const again = await chat([{ role: "system", content: "s" }, { role: "user", content: big }]);
