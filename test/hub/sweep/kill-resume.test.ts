@@ -6,26 +6,23 @@ import { type Campaign, CampaignSchema } from "../../../hub/sweep/campaign.ts";
 import { type SweepEvent, SweepEventSchema, SweepSummarySchema } from "../../../hub/sweep/events.ts";
 import { readLatestCheckpoint } from "../../../hub/train/checkpoint.ts";
 import { REPO, removeTempDirs, tempDir } from "../helpers.ts";
-import { readEvents } from "../train/helpers.ts";
+import { readEvents, tinyArithYaml } from "../train/helpers.ts";
 
 afterAll(removeTempDirs);
 
 const STEPS = 3;
 // Tiny and fast: a 20-step warm-start, 3 RL steps of 3 groups of 3, 8 held-out tasks, a checkpoint every step.
-const BASE = `run: { dir: runs/unused, seed: 1, steps: ${STEPS}, checkpointEvery: 1 }
-policies:
-  main:
-    tokenizer: embedded
-    engine: { kind: embedded, model: { layers: 1, dim: 16, heads: 2, context: 64, seed: 1 } }
-    optimizer: { lr: 0.0003 }
-environments:
-  - { name: arith, split: train, roles: { solver: main } }
-warmStart: { source: solver, split: train, steps: 20, batch: 8, tasks: 200, logEvery: 10 }
-sampling: { temperature: 1, maxTokens: 3 }
-batching: { strategy: tasks, batchTasks: 3, groupSize: 3, filterEqualRewards: false }
+const BASE = tinyArithYaml({
+  run: `{ dir: runs/unused, seed: 1, steps: ${STEPS}, checkpointEvery: 1 }`,
+  modelSeed: 1,
+  lr: 0.0003,
+  batchTasks: 3,
+  groupSize: 3,
+  rest: `warmStart: { source: solver, split: train, steps: 20, batch: 8, tasks: 200, logEvery: 10 }
 clients: { local: 1, concurrency: 8 }
 eval: { every: ${STEPS}, split: test, tasks: 8, modes: [greedy, sampled] }
-`;
+`,
+});
 const SWEEP = `name: e2e
 base: base.yaml
 parameters:

@@ -37,6 +37,25 @@ export async function smallQuickstart(cut: QuickstartCut): Promise<RunConfig> {
   return config;
 }
 
+/**
+ * The YAML of a tiny arith run for the CLI tests: `run` as given, one embedded policy `main` (1 layer,
+ * width 16), replies of up to 3 sampled tokens, `tasks` batches of `batchTasks` x `groupSize` with no
+ * equal-reward filter; `rest` adds the other top-level fields (clients, eval, ...) as YAML lines.
+ */
+export function tinyArithYaml(o: { run: string; modelSeed: number; lr: number; batchTasks: number; groupSize: number; rest: string }): string {
+  return `run: ${o.run}
+policies:
+  main:
+    tokenizer: embedded
+    engine: { kind: embedded, model: { layers: 1, dim: 16, heads: 2, context: 64, seed: ${o.modelSeed} } }
+    optimizer: { lr: ${o.lr} }
+environments:
+  - { name: arith, split: train, roles: { solver: main } }
+sampling: { temperature: 1, maxTokens: 3 }
+batching: { strategy: tasks, batchTasks: ${o.batchTasks}, groupSize: ${o.groupSize}, filterEqualRewards: false }
+${o.rest}`;
+}
+
 /** A progress sink that prints nothing (the events still reach metrics.jsonl and onEvent). */
 export const quiet: ProgressSink = { event: () => undefined, fill: () => undefined, close: () => undefined };
 

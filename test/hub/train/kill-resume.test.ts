@@ -7,25 +7,21 @@ import { runTraining } from "../../../hub/train/run-training.ts";
 import { loadRunConfig } from "../../../server/config/load-run-config.ts";
 import { removeTempDirs, runCli, tempDir } from "../helpers.ts";
 import { slotOf, trainedLedger, weightsHash } from "./determinism.ts";
-import { quiet, readEvents } from "./helpers.ts";
+import { quiet, readEvents, tinyArithYaml } from "./helpers.ts";
 
 afterAll(removeTempDirs);
 
 const STEPS = 4;
 const BATCH_EPISODES = 3 * 3;
 // No `deterministic` here: the first start passes --deterministic, and --resume reads it from the run's config.yaml.
-const CONFIG = `run: { dir: run, seed: 11, steps: ${STEPS}, checkpointEvery: 2 }
-policies:
-  main:
-    tokenizer: embedded
-    engine: { kind: embedded, model: { layers: 1, dim: 16, heads: 2, context: 64, seed: 2 } }
-    optimizer: { lr: 0.003 }
-environments:
-  - { name: arith, split: train, roles: { solver: main } }
-sampling: { temperature: 1, maxTokens: 3 }
-batching: { strategy: tasks, batchTasks: 3, groupSize: 3, filterEqualRewards: false }
-clients: { local: 1, concurrency: 4 }
-`;
+const CONFIG = tinyArithYaml({
+  run: `{ dir: run, seed: 11, steps: ${STEPS}, checkpointEvery: 2 }`,
+  modelSeed: 2,
+  lr: 0.003,
+  batchTasks: 3,
+  groupSize: 3,
+  rest: "clients: { local: 1, concurrency: 4 }\n",
+});
 
 /** Where a kill -9 lands: `after` events of `type` have been printed (a step, an episode's end), then `delayMs`. */
 interface KillPoint {

@@ -3,26 +3,23 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { StepEvent } from "../../../hub/train/events.ts";
 import { removeTempDirs, runCli, tempDir } from "../helpers.ts";
-import { readEvents } from "./helpers.ts";
+import { readEvents, tinyArithYaml } from "./helpers.ts";
 
 afterAll(removeTempDirs);
 
 /** GRPO with n = 4 episodes per task: each group's four timelines branch from one prompt. */
-const config = (prefixTree: boolean) => `
-run: { dir: run, seed: 3, steps: 2, checkpointEvery: 100 }
-policies:
-  main:
-    tokenizer: embedded
-    engine: { kind: embedded, model: { layers: 1, dim: 16, heads: 2, context: 64, seed: 1 } }
-    optimizer: { lr: 0.001 }
-environments:
-  - { name: arith, split: train, roles: { solver: main } }
-sampling: { temperature: 1, maxTokens: 3 }
-batching: { strategy: tasks, batchTasks: 4, groupSize: 4, filterEqualRewards: false }
-merging: { prefixTree: ${prefixTree} }
+const config = (prefixTree: boolean) =>
+  tinyArithYaml({
+    run: "{ dir: run, seed: 3, steps: 2, checkpointEvery: 100 }",
+    modelSeed: 1,
+    lr: 0.001,
+    batchTasks: 4,
+    groupSize: 4,
+    rest: `merging: { prefixTree: ${prefixTree} }
 clients: { local: 1, concurrency: 8 }
 eval: { every: 0 }
-`;
+`,
+  });
 
 describe("agentjet train on prefix tries (merging.prefixTree)", () => {
   it("trains n > 1 branches of one prompt as tries: fewer tokens computed than the flat samples hold", { timeout: 180_000 }, async () => {
