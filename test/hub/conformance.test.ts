@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runConformance } from "../../hub/conformance/index.ts";
 import { writeScaffold } from "../../hub/cli/env/scaffold.ts";
 import { describeDocker } from "../helpers/docker.ts";
+import { vmManifest } from "../helpers/vm-manifest.ts";
 import { removeTempDirs, tempDir } from "./helpers.ts";
 
 /** A vm plugin whose step is `stepBody` (JavaScript with `actions` in scope), with a solve that wins. */
@@ -11,7 +12,7 @@ function writeStepPlugin(dir: string, name: string, stepBody: string, limits = {
   mkdirSync(join(dir, "src"), { recursive: true });
   writeFileSync(
     join(dir, "agentjet.env.json"),
-    JSON.stringify({ name, version: "1.0.0", description: "fixture", license: "MIT", kind: "vm", entry: "src/index.js", agents: [{ id: "solver", role: "solver" }], splits: { train: { generate: 2 } }, limits, reward: { min: 0, max: 1 } }),
+    JSON.stringify(vmManifest({ name, entry: "src/index.js", splits: { train: { generate: 2 } }, limits })),
   );
   writeFileSync(
     join(dir, "src", "index.js"),
@@ -32,18 +33,7 @@ function writeFragilePlugin(dir: string): void {
   mkdirSync(join(dir, "src"), { recursive: true });
   writeFileSync(
     join(dir, "agentjet.env.json"),
-    JSON.stringify({
-      name: "fragile",
-      version: "1.0.0",
-      description: "fixture",
-      license: "MIT",
-      kind: "vm",
-      entry: "src/index.js",
-      agents: [{ id: "solver", role: "solver" }],
-      splits: { train: { generate: 3 } },
-      limits: { memoryMb: 32, callTimeoutMs: 2000 },
-      reward: { min: 0, max: 1 },
-    }),
+    JSON.stringify(vmManifest({ name: "fragile", entry: "src/index.js", splits: { train: { generate: 3 } }, limits: { memoryMb: 32, callTimeoutMs: 2000 } })),
   );
   writeFileSync(
     join(dir, "src", "index.js"),

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openEnvironment } from "../../plugins/index.ts";
 import { ManifestSchema } from "../../sdk/env/manifest.ts";
+import { vmManifest } from "../helpers/vm-manifest.ts";
 import { playClean } from "./fault-suite.ts";
 
 /** A plugin folder written at test time, with its own node_modules (which git would not keep as a fixture). */
@@ -28,17 +29,7 @@ async function writePlugin(root: string, depSource: string, pkgExtra: Record<str
   );
 }
 
-const manifest = ManifestSchema.parse({
-  name: "with-dep",
-  version: "1.0.0",
-  description: "a plugin with its own dependency",
-  license: "MIT",
-  kind: "vm",
-  entry: "index.ts",
-  agents: [{ id: "solver", role: "solver" }],
-  splits: { train: { generate: 1 } },
-  reward: { min: 0, max: 1 },
-});
+const manifest = ManifestSchema.parse(vmManifest({ name: "with-dep", entry: "index.ts", description: "a plugin with its own dependency" }));
 
 describe("bundleVmPlugin: dependencies", () => {
   let root: string;
