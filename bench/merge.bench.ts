@@ -94,9 +94,7 @@ const ONLY = process.env.BENCH_MERGE_ONLY ? new RegExp(process.env.BENCH_MERGE_O
 const MERGE: MergeOptions = { match: "text", ignoreTools: true, overflow: "drop" };
 
 function rng(seed: number): () => number {
-  // Seeds are scrambled first: consecutive seeds (one task's episodes) would otherwise draw nearly equal first numbers.
-  let s = Math.imul(seed ^ (seed >>> 16), 0x45d9f3b) >>> 0;
-  s = Math.imul(s ^ (s >>> 16), 0x45d9f3b) >>> 0;
+  let s = seed >>> 0;
   return () => {
     s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
     return s / 2 ** 32;
@@ -107,6 +105,17 @@ function words(rand: () => number, chars: number): string {
   let s = "";
   while (s.length < chars) s += `${rand().toString(36).slice(2, 2 + 2 + Math.floor(rand() * 6))} `;
   return s.slice(0, chars);
+}
+
+/**
+ * Episode e's seed: 1000·workload plus e scrambled (murmur3's finalizer, 0 for episode 0), because
+ * seeds in a row draw nearly equal first numbers: one task's n completions would have equal lengths.
+ */
+function episodeSeed(workload: number, e: number): number {
+  let h = e >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (1000 * workload + (h ^ (h >>> 16))) >>> 0;
 }
 
 const between = (rand: () => number, [lo, hi]: [number, number]) => lo + Math.floor(rand() * (hi - lo + 1));
@@ -267,7 +276,7 @@ export const bench: Bench = {
       if (ONLY && !ONLY.test(full.name)) continue;
       const w = quick ? { ...full, calls: Math.ceil(full.calls / 2) } : full;
       const n = w.branches ?? 1;
-      const calls = Array.from({ length: episodes }, (_, e) => recordWorkload(w, `ep${e}`, 1000 * wi + e, 1000 * wi + 500 + Math.floor(e / n))).flat();
+      const calls = Array.from({ length: episodes }, (_, e) => recordWorkload(w, `ep${e}`, episodeSeed(wi, e), 1000 * wi + 500 + Math.floor(e / n))).flat();
       let refused = 0;
       const merged = asSamples(calls, (st) => (refused = st.retokenizedSpans));
       const unmerged = unmergedSamples(calls);
