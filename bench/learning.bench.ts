@@ -13,7 +13,7 @@ import { type Bench, type BenchTable, fmt } from "./harness.ts";
  * shared machine inflates wall time; CPU time does not). BENCH_LEARNING_CONFIGS / BENCH_LEARNING_SEEDS
  * (comma-separated) narrow it; BENCH_QUICK=1 shortens every stage (a smoke run, not the targets).
  */
-const CONFIGS = (process.env.BENCH_LEARNING_CONFIGS ?? "quickstart,cpu-cocktail").split(",").filter(Boolean);
+const CONFIGS = (process.env.BENCH_LEARNING_CONFIGS ?? "quickstart,cpu-cocktail,werewolves-compact").split(",").filter(Boolean);
 const SEEDS = (process.env.BENCH_LEARNING_SEEDS ?? "1,2,3").split(",").map(Number);
 const QUIET = { event: () => undefined, fill: () => undefined, close: () => undefined };
 
@@ -25,6 +25,8 @@ export interface LearningRow {
   roles?: Record<string, number>;
   invalid?: number;
   fallback?: number;
+  /** The same per role of the seats asked (werewolves' `info.byRole`). */
+  byRole?: Record<string, { invalid: number; fallback: number }>;
 }
 
 /** Success per environment and mode from a run's events: before the warm-start (init), at RL step 0 and at the last evaluation. */
@@ -45,6 +47,8 @@ export function learningRows(events: readonly RunEvent[]): LearningRow[] {
     if (last?.decisions && last.decisions.total > 0) {
       row.invalid = last.decisions.invalid / last.decisions.total;
       row.fallback = last.decisions.fallbacks / last.decisions.total;
+      const byRole = Object.entries(last.decisions.byRole ?? {}).filter(([, c]) => c.total > 0);
+      if (byRole.length) row.byRole = Object.fromEntries(byRole.map(([r, c]) => [r, { invalid: c.invalid / c.total, fallback: c.fallbacks / c.total }]));
     }
     return row;
   });
@@ -95,7 +99,9 @@ export const bench: Bench = {
               `${pct(r.greedy.init ?? r.greedy.start)} -> ${pct(r.greedy.start)} -> ${pct(r.greedy.end)}`,
               `${pct(r.sampled.init ?? r.sampled.start)} -> ${pct(r.sampled.start)} -> ${pct(r.sampled.end)}`,
               roles || "-",
-              r.invalid === undefined ? "-" : `${pct(r.invalid)} / ${pct(r.fallback)}`,
+              r.byRole
+                ? Object.entries(r.byRole).map(([k, v]) => `${k} ${pct(v.invalid)} / ${pct(v.fallback)}`).join(", ")
+                : r.invalid === undefined ? "-" : `${pct(r.invalid)} / ${pct(r.fallback)}`,
               `${warm} + ${result.step}`, fmt(wallS), fmt(cpuS), load.toFixed(1), result.reason,
             ]);
           }
@@ -112,7 +118,7 @@ export const bench: Bench = {
     );
     const table: BenchTable = {
       title: "Held-out success per example config and seed",
-      columns: ["config", "seed", "env", "greedy", "sampled", "trained side (last eval)", "invalid / fallback", "steps (warm + RL)", "wall s", "cpu s", "load", "end"],
+      columns: ["config", "seed", "env", "greedy", "sampled", "trained side (last eval)", "invalid / fallback (per role)", "steps (warm + RL)", "wall s", "cpu s", "load", "end"],
       rows,
       notes,
     };

@@ -1,6 +1,7 @@
 import type { EpisodeDynamics } from "../../../sdk/env/define-environment.ts";
 import type { EnvMessage, Observation, ResetRequest, StepRequest, Turn } from "../../../sdk/env/protocol.ts";
 import { type Ask, type Decision, fallbackDecision, FORMATS, parseDecision, replySchema } from "./decisions.ts";
+import { compactPrompt } from "./compact-view.ts";
 import { type Game, playGame } from "./game.ts";
 import { systemPrompt } from "./prompts.ts";
 import { createRng, deriveSeed, type Rng } from "./rng.ts";
@@ -10,6 +11,12 @@ import { GameState } from "./state.ts";
 
 export interface WerewolvesTaskData {
   seed: number;
+  /** `compact`: every observation is one self-contained short prompt (see compact-view.ts); absent: the transcript. */
+  view?: "compact";
+}
+
+function isCompact(data: unknown): boolean {
+  return (data as Partial<WerewolvesTaskData> | null)?.view === "compact";
 }
 
 export function taskSeed(data: unknown): number {
@@ -30,6 +37,7 @@ interface Episode {
   game: Game;
   rng: Rng;
   builtin: Set<string>;
+  compact: boolean;
   /** The decision the game waits for, or null before the first and after the last. */
   current: Ask | null;
   decided: Record<string, Decision>;
@@ -54,6 +62,7 @@ function startEpisode(input: ResetRequest): Episode {
     game: playGame(g, (tied) => rng.pick(tied)),
     rng,
     builtin,
+    compact: isCompact(input.task.data),
     current: null,
     decided: {},
     waiting: new Set(),
@@ -69,7 +78,13 @@ function countFor(e: Episode, p: string): RoleCounts {
 }
 
 /** The question, with the JSON schema of its legal replies as the observation's `responseFormat`. */
-function observe(e: Episode, p: string, question: string, ask: Ask): Observation {
+function observe(e: Episode, p: string, question: string, ask: Ask, reprompt = false): Observation {
+  const responseFormat = { type: "json_schema" as const, name: `werewolves_${ask.kind.replace("-", "_")}`, schema: replySchema(ask, p) };
+  if (e.compact) {
+    e.g.drain(p);
+    const content = compactPrompt(e.g, p, ask) + (reprompt ? `\n${question}` : "");
+    return { messages: [{ role: "user", content }], fresh: true, responseFormat };
+  }
   const messages: EnvMessage[] = [];
   if (!e.introduced.has(p)) {
     e.introduced.add(p);
@@ -79,7 +94,7 @@ function observe(e: Episode, p: string, question: string, ask: Ask): Observation
   }
   const news = e.g.drain(p);
   messages.push({ role: "user", content: [...news, question].join("\n") });
-  return { messages, responseFormat: { type: "json_schema", name: `werewolves_${ask.kind.replace("-", "_")}`, schema: replySchema(ask, p) } };
+  return { messages, responseFormat };
 }
 
 /** Built-in seats of the current ask decide in place; the others are now waited for. */
@@ -152,7 +167,7 @@ function takeReplies(e: Episode, ask: Ask, input: StepRequest): Record<string, O
     if (!e.reprompted.has(p)) {
       e.reprompted.add(p);
       e.counts.reprompts++;
-      reprompts[p] = observe(e, p, `Your reply was invalid: ${parsed.reason}. ${FORMATS[ask.kind]}`, ask);
+      reprompts[p] = observe(e, p, `Your reply was invalid: ${parsed.reason}. ${FORMATS[ask.kind]}`, ask, true);
       continue;
     }
     e.reprompted.delete(p);

@@ -95,6 +95,7 @@ export function* playGame(g: GameState, tieBreak: (tied: string[]) => string): G
     const deaths = [...new Set([killed, poisoned].filter((p): p is string => p !== null))].sort();
     for (const p of deaths) g.kill(p);
     g.record("night", `deaths: ${list(deaths)}`);
+    g.lastNight = deaths;
     g.tell(g.seats, `Day ${g.round}. ${deaths.length ? `${list(deaths)} died last night.` : "No one died last night."}`);
     const hunterKilledAtNight = deaths.find((p) => g.roles[p] === "hunter" && p !== poisoned);
     if (hunterKilledAtNight) yield* hunterShot(g, hunterKilledAtNight, "night");
@@ -106,7 +107,7 @@ export function* playGame(g: GameState, tieBreak: (tied: string[]) => string): G
       const others = g.living().filter((o) => o !== p);
       const d = (yield ask("speech", [p], () => `Day ${g.round}: your speech. Candidates to accuse: ${list(others)}.`, () => others))[p];
       if (d?.kind !== "speech") continue;
-      g.noteAccusations(d.text);
+      g.noteSpeech(p, d.text);
       g.tell(g.living().filter((o) => o !== p), `${p}: ${d.text}`);
     }
     const voters = g.living();
@@ -114,6 +115,7 @@ export function* playGame(g: GameState, tieBreak: (tied: string[]) => string): G
     const cast = voters.map((v) => (votes[v]?.kind === "vote" ? votes[v].vote : "")).filter(Boolean);
     g.tell(g.seats, `Votes: ${voters.map((v) => `${v}->${votes[v]?.kind === "vote" ? votes[v].vote : "none"}`).join(", ")}.`);
     const out = tally(cast, null);
+    g.lastVotes = `${voters.map((v) => `${v.replace("Player", "")}>${votes[v]?.kind === "vote" ? votes[v].vote.replace("Player", "") : "-"}`).join(" ")}, ${out ? `${out.replace("Player", "")} out` : "tie"}`;
     if (out) {
       g.kill(out);
       g.record("day", `voted out: ${out}`);
@@ -133,7 +135,7 @@ export function* playGame(g: GameState, tieBreak: (tied: string[]) => string): G
 function* lastWords(g: GameState, p: string): Game {
   const d = (yield ask("last-words", [p], () => `You are out. Your last words. Candidates to accuse: ${list(g.living())}.`, () => g.living()))[p];
   if (d?.kind === "last-words") {
-    g.noteAccusations(d.text);
+    g.noteSpeech(p, d.text);
     g.tell(g.living(), `${p} (last words): ${d.text}`);
   }
 }

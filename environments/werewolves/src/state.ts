@@ -17,8 +17,13 @@ export class GameState {
   readonly heard = new Map<string, string[]>();
   /** Seer's own checks: name -> is a werewolf. */
   readonly seerChecks = new Map<string, boolean>();
-  /** Players publicly claimed to be werewolves in speeches ("PlayerN is a werewolf"). */
+  /** Players named werewolves by a speaker claiming to be the seer ("I am the seer. PlayerN is a werewolf."). */
   readonly accused = new Set<string>();
+  /** Each speaker's latest speech that names a player (public). */
+  readonly said = new Map<string, string>();
+  /** Last night's deaths (null before the first dawn) and the last day vote's summary (null before the first). */
+  lastNight: string[] | null = null;
+  lastVotes: string | null = null;
   readonly log: GameEvent[] = [];
   /** The built-in werewolves' proposal for tonight's kill (reset every night). */
   wolfProposal: string | null = null;
@@ -77,7 +82,13 @@ export class GameState {
     this.log.push({ round: this.round, phase, text });
   }
 
-  noteAccusations(text: string): void {
+  /**
+   * A public speech. Only a seer's claim names werewolves for the built-in villagers; a bare accusation
+   * is remembered as said (every player hears it) but believed by no built-in player.
+   */
+  noteSpeech(speaker: string, text: string): void {
+    if (/Player\d/.test(text)) this.said.set(speaker, text);
+    if (!text.startsWith("I am the seer")) return;
     for (const m of text.matchAll(/\b(Player\d)\s+is\s+a\s+(?:were)?wolf\b/gi)) {
       const name = this.seats.find((s) => s.toLowerCase() === m[1]!.toLowerCase());
       if (name) this.accused.add(name);

@@ -1,8 +1,10 @@
 import { environment, werewolvesTask } from "../../../environments/werewolves/src/index.ts";
 import { PLAYERS } from "../../../environments/werewolves/src/roles.ts";
 import type { Turn } from "../../../sdk/env/protocol.ts";
+import { createRng } from "../../../environments/werewolves/src/rng.ts";
 
-export type Agent = (player: string, conversation: readonly string[], turn: number) => string;
+/** `legal`: the enums of the observation's JSON schema (the names and nulls a reply may use), in order. */
+export type Agent = (player: string, conversation: readonly string[], turn: number, legal: ReadonlyArray<string | null>) => string;
 
 export interface Transcript {
   final: Turn;
@@ -12,22 +14,29 @@ export interface Transcript {
 }
 
 /** Plays one game: `agents` maps the external seats to scripted agents; the others are built in. */
-export function playWith(seed: number, agents: Record<string, Agent>, playSeed = seed): Transcript {
+export function playWith(seed: number, agents: Record<string, Agent>, playSeed = seed, split = "test"): Transcript {
   const episode = environment.createEpisode();
   const builtinAgents = PLAYERS.filter((p) => !agents[p]);
-  let turn = episode.reset({ task: werewolvesTask("test", seed), seed: playSeed, builtinAgents }) as Turn;
+  let turn = episode.reset({ task: werewolvesTask(split, seed), seed: playSeed, builtinAgents }) as Turn;
   const seen: Record<string, string[]> = Object.fromEntries(PLAYERS.map((p) => [p, []]));
   let steps = 0;
   while (!turn.done) {
     const actions: Record<string, string> = {};
     for (const [p, obs] of Object.entries(turn.observations)) {
       for (const m of obs.messages) seen[p]!.push(m.content);
-      actions[p] = agents[p]!(p, seen[p]!, steps);
+      actions[p] = agents[p]!(p, seen[p]!, steps, enums(obs.responseFormat?.schema));
     }
     turn = episode.step({ actions }) as Turn;
     if (++steps > 5000) throw new Error("game did not end");
   }
   return { final: turn, seen, steps };
+}
+
+function enums(schema: unknown): Array<string | null> {
+  if (!schema || typeof schema !== "object") return [];
+  const s = schema as Record<string, unknown>;
+  const own = Array.isArray(s.enum) ? (s.enum as Array<string | null>) : [];
+  return [...new Set([...own, ...Object.values(s).flatMap((v) => (Array.isArray(v) ? v.flatMap(enums) : enums(v)))])];
 }
 
 /** A deterministic agent that answers each question with a legal-looking decision. */
@@ -43,4 +52,37 @@ export const simpleAgent: Agent = (player, conversation, turn) => {
   if (last.includes('"vote"')) return `{"vote": "${pick}"}`;
   if (last.includes('"accuse"')) return turn % 2 ? `{"accuse": "${pick}"}` : '{"accuse": null}';
   return "I think we should be careful today.";
+};
+
+/** A legal move drawn uniformly from the observation's schema (what an untrained constrained policy plays, roughly). */
+export function randomLegalAgent(seed: number): Agent {
+  const rng = createRng(seed);
+  return (_player, conversation, _turn, legal) => {
+    const q = (conversation[conversation.length - 1] ?? "").split("\n").at(-1)!;
+    const names = legal.filter((n): n is string => n !== null);
+    const pick = rng.pick(legal.length ? legal : [null]);
+    if (q.includes("Agree?")) return JSON.stringify({ kill: rng.pick(names), reach_agreement: rng.next() < 0.5 });
+    if (q.includes("ccuse whom")) return JSON.stringify({ accuse: pick });
+    return JSON.stringify({ vote: rng.pick(names) });
+  };
+}
+
+/**
+ * A hand-written werewolf for the compact view: kills and votes out the player claiming to be the seer
+ * while that player lives, else the tonight's proposal or the lowest-seated living non-werewolf (so the
+ * wolves vote together), and accuses no one.
+ */
+export const smartWolfAgent: Agent = (_player, conversation, _turn, legal) => {
+  const prompt = conversation[conversation.length - 1] ?? "";
+  const q = prompt.split("\n").at(-1)!;
+  const names = legal.filter((n): n is string => n !== null);
+  const claimer = /(\d) claims seer/.exec(prompt)?.[1];
+  const proposed = /Proposed kill: (\d)/.exec(prompt)?.[1];
+  const seat = (n: string | undefined): string | undefined => (n && names.includes(`Player${n}`) ? `Player${n}` : undefined);
+  const target = seat(claimer) ?? seat(proposed);
+  const mates = (/wolves (\d) (\d) (\d)/.exec(prompt)?.slice(1) ?? []).map((n) => `Player${n}`);
+  const first = names.find((n) => !mates.includes(n)) ?? names[0]!;
+  if (q.includes("Agree?")) return JSON.stringify({ kill: target ?? first, reach_agreement: true });
+  if (q.includes("ccuse whom")) return JSON.stringify({ accuse: null });
+  return JSON.stringify({ vote: target ?? first });
 };

@@ -99,7 +99,7 @@ describe("werewolves: invalid decisions", () => {
     const roles = dealRoles(12);
     const seer = PLAYERS.find((p) => roles[p] === "seer")!;
     const { final } = playWith(12, {
-      [seer]: (p, conversation, turn) => ((conversation[conversation.length - 1] ?? "").includes("invalid") ? simpleAgent(p, conversation.slice(0, -1), turn) : "garbage"),
+      [seer]: (p, conversation, turn, legal) => ((conversation[conversation.length - 1] ?? "").includes("invalid") ? simpleAgent(p, conversation.slice(0, -1), turn, legal) : "garbage"),
     });
     const info = final.info as { reprompts: number; fallbacks: number };
     expect(info.reprompts).toBeGreaterThan(0);

@@ -1,0 +1,51 @@
+import type { Ask, AskKind } from "./decisions.ts";
+import { PLAYERS } from "./roles.ts";
+import type { GameState } from "./state.ts";
+
+/**
+ * The compact observation mode (a `-compact` split): each decision is one short, self-contained prompt
+ * holding exactly what the seat may know now, instead of the growing game transcript, so that a model
+ * with a small context (~256 tokens) sees every fact it may use. Public: who is alive, each speaker's
+ * latest speech that names a player, last night's deaths, the last day's votes and who went out. Private:
+ * one's role, one's fellow werewolves and tonight's proposal if a werewolf, one's checks if the seer, the
+ * night's attack and potions if the witch.
+ */
+
+const QUESTIONS: Record<AskKind, string> = {
+  discuss: "Wolves' talk: kill whom? Agree?",
+  "wolf-vote": "Wolves' kill vote?",
+  witch: "",
+  seer: "Check whom?",
+  hunter: "",
+  speech: "Speech: accuse whom?",
+  vote: "Day vote: out whom?",
+  "last-words": "Out. Accuse whom?",
+};
+
+/** Seats are named by number (Player4 -> 4) to keep the prompt short; replies name them in full. */
+const seat = (text: string): string => text.replace(/Player(\d)/g, "$1");
+
+/** One speech as a short public fact, or null when it names no one (then it tells nothing). */
+export function summarizeSpeech(speaker: string, text: string): string | null {
+  if (!/Player\d/.test(text)) return null;
+  const seer = /^I am the seer\.\s*(.*)$/.exec(text);
+  if (seer) return seat(`${speaker} claims seer: ${seer[1]!.replace(/ is a werewolf/g, " wolf").replace(/ checked out as good/g, " good").replace(/\.$/, "")}`);
+  const accused = [...text.matchAll(/(Player\d) is a (?:were)?wolf/g)].map((m) => m[1]!);
+  return accused.length ? seat(`${speaker} accuses ${accused.join(" ")}`) : null;
+}
+
+export function compactPrompt(g: GameState, p: string, ask: Ask): string {
+  const role = g.roles[p]!;
+  const lines: string[] = [];
+  const wolves = role === "werewolf" ? ` (wolves ${seat(PLAYERS.filter((o) => g.roles[o] === "werewolf").join(" "))})` : "";
+  lines.push(`You are ${p}, ${role}${wolves}. Round ${g.round}. Alive ${seat(g.living().join(" "))}.`);
+  const said = [...g.said.entries()].map(([speaker, text]) => summarizeSpeech(speaker, text)).filter((s): s is string => s !== null);
+  if (said.length) lines.push(`Said: ${said.join("; ")}.`);
+  if (g.lastNight !== null) lines.push(`Night deaths: ${g.lastNight.length ? seat(g.lastNight.join(" ")) : "none"}.`);
+  if (g.lastVotes !== null) lines.push(`Votes: ${g.lastVotes}.`);
+  if (role === "seer" && g.seerChecks.size) lines.push(`Your checks: ${[...g.seerChecks].map(([n, w]) => `${seat(n)} ${w ? "wolf" : "good"}`).join(", ")}.`);
+  if (ask.kind === "discuss" && g.wolfProposal) lines.push(`Proposed kill: ${seat(g.wolfProposal)}.`);
+  // The witch's and the hunter's questions carry their own facts; the candidates are the reply schema's.
+  lines.push(QUESTIONS[ask.kind] || seat(ask.prompt[p]!.split("\n")[0]!.replace(/ Candidates[^.]*\.$/, "")));
+  return lines.join("\n");
+}
