@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { tempDir as makeTempDir } from "../helpers/temp-dirs.ts";
 
 export const REPO = join(import.meta.dirname, "..", "..");
 export const FIXTURES = join(import.meta.dirname, "fixtures");
@@ -10,17 +10,11 @@ export const FIXTURES = join(import.meta.dirname, "fixtures");
 /** The real AIME 2024 problems in ../shared/data, beside the checkout (see its README). */
 export const AIME_DATA = resolve(REPO, "../shared/data/aime-2024.jsonl");
 
-const made: string[] = [];
+export { removeTempDirs } from "../helpers/temp-dirs.ts";
 
+/** A fresh folder `agentjet-hub-<prefix>-...` (see test/helpers/temp-dirs.ts). */
 export function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `agentjet-hub-${prefix}-`));
-  made.push(dir);
-  return dir;
-}
-
-/** Removes every folder `tempDir` made (call from afterAll). */
-export function removeTempDirs(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  return makeTempDir(`hub-${prefix}`);
 }
 
 /** path -> sha256 of content (or link target) of every file under `dir`, for byte-for-byte comparisons. */

@@ -1,18 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { REPO, runCli } from "./helpers.ts";
+import { REPO, removeTempDirs, runCli, tempDir } from "./helpers.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const tmp = (): string => {
-  const d = mkdtempSync(join(tmpdir(), "aj-serve-auth-"));
-  dirs.push(d);
-  return d;
-};
+afterEach(removeTempDirs);
+const tmp = (): string => tempDir("serve-auth");
 const CONFIG = join(REPO, "examples", "quickstart.yaml");
 const NO_TOKENS = { AGENTJET_ADMIN_TOKEN: "", AGENTJET_CLIENT_TOKEN: "" };
 

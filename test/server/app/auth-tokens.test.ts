@@ -1,19 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isLoopbackHost } from "../../../server/app/auth.ts";
 import { describeTokens, resolveAuthTokens } from "../../../server/app/auth-tokens.ts";
+import { removeTempDirs, tempDir } from "../../helpers/temp-dirs.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const runDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), "aj-tokens-"));
-  dirs.push(d);
-  return d;
-};
+afterEach(removeTempDirs);
+const runDir = (): string => tempDir("tokens");
 
 const A = "admin-token-0123456789";
 const C = "client-token-0123456789";
