@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestServer, testConfig } from "../helpers/build-test-server.ts";
+import { buildTestServer, postChat, testConfig } from "../helpers/build-test-server.ts";
 import { scriptedEngine } from "../helpers/scripted-engine.ts";
 
 /** A real OpenAI-compatible upstream on loopback that plays the frozen opponent. */
@@ -83,12 +83,7 @@ describe("frozen models", () => {
     app.agentjet.store.register({ episodeId: "g", taskId: "t", env: "e", agents: { a: { kind: "frozen", target: "gone" } } });
     const claim = app.agentjet.store.claim();
     if (claim.kind !== "claimed") throw new Error("no claim");
-    const res = await app.inject({
-      method: "POST",
-      url: "/v1/chat/completions",
-      headers: { authorization: `Bearer ${claim.keys.a}` },
-      payload: { model: "x", messages: [{ role: "user", content: "hi" }] },
-    });
+    const res = await postChat(app, claim.keys.a!, { model: "x", messages: [{ role: "user", content: "hi" }] });
     expect(res.statusCode).toBe(502);
     expect(res.json().error).toMatchObject({ code: "AJ_ERR_FROZEN_UPSTREAM", type: "server_error" });
     await app.close();

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
-import { ADMIN_AUTH, buildTestServer, CLIENT_AUTH } from "../helpers/build-test-server.ts";
+import { ADMIN_AUTH, buildTestServer, CLIENT_AUTH, postChat } from "../helpers/build-test-server.ts";
 import { scriptedEngine } from "../helpers/scripted-engine.ts";
 
 const apps: FastifyInstance[] = [];
@@ -35,12 +35,7 @@ describe("episode routes", () => {
     expect(claim.keys.solver).toMatch(/^sk-aj-/);
     expect((await post("/v1/episodes/claim")).json()).toEqual({ kind: "empty" });
     expect((await post("/v1/episodes/e1/heartbeat")).json().episode.state).toBe("claimed");
-    const chat = await app.inject({
-      method: "POST",
-      url: "/v1/chat/completions",
-      headers: { authorization: `Bearer ${claim.keys.solver}` },
-      payload: { model: "main", messages: [{ role: "user", content: "hi" }] },
-    });
+    const chat = await postChat(app, claim.keys.solver, { messages: [{ role: "user", content: "hi" }] });
     expect(chat.statusCode).toBe(200);
     expect((await get("/v1/server/status")).json()).toEqual({ claimsPaused: false, inFlight: 1, registered: 0 });
     const end = await post("/v1/episodes/e1/end", { rewards: { solver: 0.5 }, metadata: { turns: 1 } });
