@@ -83,8 +83,9 @@ export function createCallWriter(db: RunDb): CallWriter {
         worker.unref();
       }
       sent += 1;
-      // One JSON string crosses faster than the calls as objects (structured clone walks every object).
-      const batch: WriterBatch = { seq: sent, calls: JSON.stringify(calls) };
+      // The calls cross as they are (a structured clone: about a third of JSON.stringify's cost on the
+      // event loop); the writer thread makes the rows' JSON.
+      const batch: WriterBatch = { seq: sent, calls };
       worker.postMessage(batch);
     },
     sync,

@@ -48,8 +48,7 @@ export function createTracker(db: RunDb): Tracker {
   // Calls are written in batches off the response's path: one transaction every FLUSH_MS (or at
   // FLUSH_CALLS pending calls), committed on the writer thread (a file database; `call-writer.ts`), so
   // serializing and inserting them costs the event loop only the hand-over. At once, and waited for, when
-  // an episode ends or is discarded, when the database is read for an episode no longer in memory, and on
-  // close. A live episode's calls are read from memory, so a batch never delays a reader. Crash safety:
+  // an episode ends or is discarded, and on close. A live episode's calls are read from memory, so a batch never delays a reader. Crash safety:
   // what a crash can lose is the last FLUSH_MS of calls plus a batch being committed, and only of
   // episodes still live (an ended episode's calls are committed before its end is answered); a restarted
   // run re-runs live episodes rather than resuming them, so those calls were not needed.
@@ -71,10 +70,10 @@ export function createTracker(db: RunDb): Tracker {
 
   const callsOf = (episodeId: string): TrackedCall[] => {
     const mem = live.get(episodeId);
-    if (!mem) {
-      flush();
-      return selectEpisode.all(episodeId).map(fromCallRow);
-    }
+    // An episode leaves memory only through release or discard, both of which flush first: its calls
+    // are committed, and reading them needs no wait for the writer thread (the first call of every new
+    // episode reads here).
+    if (!mem) return selectEpisode.all(episodeId).map(fromCallRow);
     return [...mem.keys()].sort().flatMap((agentId) => mem.get(agentId)!.calls);
   };
 

@@ -17,8 +17,7 @@ export interface WriterThreadData {
 
 export interface WriterBatch {
   seq: number;
-  /** The batch's calls as one JSON array. */
-  calls: string;
+  calls: readonly TrackedCall[];
 }
 
 const { path, sqlite, state, failure } = workerData as WriterThreadData;
@@ -45,7 +44,7 @@ try {
 
 parentPort!.on("message", (batch: WriterBatch) => {
   try {
-    if (writeAll !== null && Atomics.load(state, 1) === 0) writeAll(JSON.parse(batch.calls) as TrackedCall[]);
+    if (writeAll !== null && Atomics.load(state, 1) === 0) writeAll(batch.calls);
   } catch (err) {
     fail(err);
   }

@@ -1,0 +1,51 @@
+import type { Tokenizer } from "../tokenizers/tokenizer.ts";
+import type { CompletionSink } from "./completion.ts";
+import { visibleText } from "./split-text.ts";
+
+/**
+ * Decodes a generation token by token (ids that end inside a UTF-8 character wait for the rest), notices
+ * stop strings as soon as they appear, and streams what can be shown.
+ */
+export class TextFollower {
+  text = "";
+  private pending: number[] = [];
+  private shown = { reasoning: "", content: "" };
+  constructor(
+    private readonly tokenizer: Tokenizer,
+    private readonly opts: { stops: readonly string[]; toolSyntax: boolean },
+    private readonly index: number,
+    private readonly sink: CompletionSink | undefined,
+  ) {}
+
+  /** Takes one token; true when a stop string has appeared (generation may end). */
+  push(id: number): boolean {
+    if (this.tokenizer.stopIds.includes(id)) return false;
+    this.pending.push(id);
+    const piece = this.tokenizer.decode(this.pending);
+    if (piece.endsWith("\uFFFD") && this.pending.length < 4) return false;
+    const before = this.text.length;
+    this.text += piece;
+    this.pending = [];
+    if (this.sink) this.show(visibleText(this.text, this.opts));
+    const longest = this.opts.stops.reduce((m, s) => Math.max(m, s.length), 0);
+    const from = Math.max(0, before - longest);
+    return this.opts.stops.some((s) => s.length > 0 && this.text.indexOf(s, from) !== -1);
+  }
+
+  /** Sends what the final choice adds to what was shown. */
+  finish(choice: { content: string | null; reasoning: string | null }): void {
+    if (!this.sink) return;
+    this.show({ reasoning: choice.reasoning ?? "", content: choice.content ?? "" });
+  }
+
+  private show(v: { reasoning: string; content: string }): void {
+    if (v.reasoning.length > this.shown.reasoning.length && v.reasoning.startsWith(this.shown.reasoning)) {
+      this.sink!.reasoning(this.index, v.reasoning.slice(this.shown.reasoning.length));
+      this.shown.reasoning = v.reasoning;
+    }
+    if (v.content.length > this.shown.content.length && v.content.startsWith(this.shown.content)) {
+      this.sink!.content(this.index, v.content.slice(this.shown.content.length), null);
+      this.shown.content = v.content;
+    }
+  }
+}
