@@ -104,6 +104,18 @@ function replacingSave(file: string, content: string): void {
   renameSync(`${file}.swp`, file);
 }
 
+/** A `--watch` client of `plugin` on `train`'s server; `explain` rethrows a failed wait with both outputs. */
+async function startWatchingClient(train: ReturnType<typeof startTrain>, clientId: string, plugin: string): Promise<{ client: ReturnType<typeof spawnClient>; explain: (err: unknown) => never }> {
+  const client = spawnClient({ server: await serverOrigin(train), clientId, envs: ["count-up"], concurrency: 2, envPath: plugin, extra: ["--watch"], token: TOKEN });
+  children.push(client.child);
+  return {
+    client,
+    explain: (err) => {
+      throw new Error(`${(err as Error).message}\n--- train ---\n${train.output()}\n--- client ---\n${client.output()}`);
+    },
+  };
+}
+
 const episodesOf = (train: ReturnType<typeof startTrain>, hash: string): EpisodeEnd[] =>
   train
     .events()
@@ -114,12 +126,7 @@ describe("hot swap with a real agentjet train and a separate --watch client", ()
   it("a reward edit (replacing save, then an in-place write) reaches the next episodes; each records the code hash it ran with", async () => {
     const { dir, plugin, src } = pluginCopy();
     const train = startTrain(dir, { path: plugin });
-    const origin = await serverOrigin(train);
-    const client = spawnClient({ server: origin, clientId: "dev", envs: ["count-up"], concurrency: 2, envPath: plugin, extra: ["--watch"], token: TOKEN });
-    children.push(client.child);
-    const explain = (err: unknown): never => {
-      throw new Error(`${(err as Error).message}\n--- train ---\n${train.output()}\n--- client ---\n${client.output()}`);
-    };
+    const { client, explain } = await startWatchingClient(train, "dev", plugin);
 
     const h1 = await hashPluginDir(plugin);
     await waitFor(() => episodesOf(train, h1).length >= 4, 90_000, "episodes of the original code").catch(explain);
@@ -160,12 +167,7 @@ describe("hot swap with a real agentjet train and a separate --watch client", ()
   it("a run that refuses development versions tells the edited client why, with both hashes and the fix, and logs the same", async () => {
     const { dir, plugin, src } = pluginCopy();
     const train = startTrain(dir, { path: plugin, allowDev: false });
-    const origin = await serverOrigin(train);
-    const client = spawnClient({ server: origin, clientId: "edited", envs: ["count-up"], concurrency: 2, envPath: plugin, extra: ["--watch"], token: TOKEN });
-    children.push(client.child);
-    const explain = (err: unknown): never => {
-      throw new Error(`${(err as Error).message}\n--- train ---\n${train.output()}\n--- client ---\n${client.output()}`);
-    };
+    const { client, explain } = await startWatchingClient(train, "edited", plugin);
     const h1 = await hashPluginDir(plugin);
     // Unedited, the local copy is the pinned build: it gets episodes.
     await waitFor(() => episodesOf(train, h1).length >= 2, 90_000, "episodes of the pinned build").catch(explain);
