@@ -42,6 +42,7 @@ export const INTEGRATION = [
   "test/environments/appworld/episode.test.ts",
   "test/environments/appworld/stand-in-server.test.ts",
   "test/environments/werewolves/constrained.test.ts",
+  "test/environments/werewolves/fresh.test.ts",
   "test/hub/dashboard/episode-list.test.ts",
   "test/hub/run/*.test.ts",
   "test/hub/store.test.ts",
