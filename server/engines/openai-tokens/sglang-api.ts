@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { SamplingParams } from "../engine.ts";
-import { ReplicaProtocolError, ReplicaRequestError } from "./errors.ts";
+import { ReplicaProtocolError } from "./errors.ts";
 import type { InferenceApi, ServedGeneration } from "./inference-api.ts";
+import { loraAdapterCalls } from "./lora-adapters.ts";
 import type { ReplicaHttp } from "./replica-http.ts";
 
 /** SGLang's native `/generate` with `input_ids`: token-in, token-out, log-probs per output token. */
@@ -109,18 +110,7 @@ export function createSglangApi(http: ReplicaHttp, baseModel: string): Inference
       }
       return served;
     },
-    async loadAdapter(baseUrl, name, path) {
-      try {
-        await http.post(baseUrl, "/load_lora_adapter", { lora_name: name, lora_path: path });
-      } catch (e) {
-        if (!(e instanceof ReplicaRequestError && e.status === 400 && /already/i.test(e.message))) throw e;
-        await http.post(baseUrl, "/unload_lora_adapter", { lora_name: name });
-        await http.post(baseUrl, "/load_lora_adapter", { lora_name: name, lora_path: path });
-      }
-    },
-    async unloadAdapter(baseUrl, name) {
-      await http.post(baseUrl, "/unload_lora_adapter", { lora_name: name });
-    },
+    ...loraAdapterCalls(http, ""),
     async reloadWeights(baseUrl, path) {
       if (path !== undefined) await http.post(baseUrl, "/update_weights_from_disk", { model_path: path });
     },

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { SamplingParams } from "../engine.ts";
 import { ReplicaProtocolError, ReplicaRequestError, ReplicaUnavailableError } from "./errors.ts";
 import type { InferenceApi, ServedGeneration } from "./inference-api.ts";
+import { loraAdapterCalls } from "./lora-adapters.ts";
 import type { ReplicaHttp } from "./replica-http.ts";
 
 /** vLLM `/v1/completions` request fields this engine sends (token-id prompt). The one home of them. */
@@ -235,19 +236,7 @@ export function createVllmApi(http: ReplicaHttp): InferenceApi {
       }
       return parseVllmResponse(baseUrl, json, params.topLogprobs ?? 0);
     },
-    async loadAdapter(baseUrl, name, path) {
-      try {
-        await http.post(baseUrl, "/v1/load_lora_adapter", { lora_name: name, lora_path: path });
-      } catch (e) {
-        // Loading a name twice is refused (400); after a checkpoint load the same version's name comes back.
-        if (!(e instanceof ReplicaRequestError && e.status === 400 && /already/i.test(e.message))) throw e;
-        await http.post(baseUrl, "/v1/unload_lora_adapter", { lora_name: name });
-        await http.post(baseUrl, "/v1/load_lora_adapter", { lora_name: name, lora_path: path });
-      }
-    },
-    async unloadAdapter(baseUrl, name) {
-      await http.post(baseUrl, "/v1/unload_lora_adapter", { lora_name: name });
-    },
+    ...loraAdapterCalls(http, "/v1"),
     async reloadWeights(baseUrl, path) {
       if (path === undefined) return; // the trainer pushed the weights itself
       // The replica was started from the publish folder's `current` link, now pointing at `path`: vLLM's
