@@ -1,10 +1,8 @@
 import { join } from "node:path";
-import { buildScratchImage, place, SANDBOX_USER, sharedLibraries } from "./scratch-image.ts";
+import { buildOnce, buildScratchImage, place, SANDBOX_USER, sharedLibraries } from "./scratch-image.ts";
 
 export { SANDBOX_USER };
 export const NODE_PATH = "/usr/local/bin/node";
-
-let pending: Promise<string> | undefined;
 
 /**
  * An offline base image for docker plugins, built once per Node version: FROM scratch with the host's
@@ -12,13 +10,7 @@ let pending: Promise<string> | undefined;
  * purpose: Docker would copy that folder's (umask-stripped) mode onto the tmpfs each container mounts there.
  * Returns its tag.
  */
-export function ensureNodeBaseImage(onProgress?: (line: string) => void): Promise<string> {
-  pending ??= buildBase(onProgress).catch((err: unknown) => {
-    pending = undefined;
-    throw err;
-  });
-  return pending;
-}
+export const ensureNodeBaseImage = buildOnce(buildBase);
 
 function buildBase(onProgress?: (line: string) => void): Promise<string> {
   return buildScratchImage({

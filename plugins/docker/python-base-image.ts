@@ -3,7 +3,7 @@ import { cp, readdir, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { ImageBuildError } from "../errors.ts";
-import { buildScratchImage, place, sharedLibraries } from "./scratch-image.ts";
+import { buildOnce, buildScratchImage, place, sharedLibraries } from "./scratch-image.ts";
 
 const run = promisify(execFile);
 
@@ -15,21 +15,13 @@ export function hostPython(): string {
 /** Parts of the standard library no environment needs in a sandbox (tests, GUIs, installers): 40 MiB less. */
 const SKIPPED = new Set(["test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "pydoc_data", "site-packages", "dist-packages", "__pycache__"]);
 
-let pending: Promise<string> | undefined;
-
 /**
  * An offline base image for docker plugins written in Python, built once per interpreter version: FROM
  * scratch with the host's python3, its standard library (under the same path, so it finds its prefix),
  * the shared libraries it and its extension modules link, and the sandbox user. No shell, no pip: plugins
  * COPY pure-Python code in. Passed to Dockerfiles as the build arg AGENTJET_PYTHON_BASE. Returns its tag.
  */
-export function ensurePythonBaseImage(onProgress?: (line: string) => void): Promise<string> {
-  pending ??= buildBase(onProgress).catch((err: unknown) => {
-    pending = undefined;
-    throw err;
-  });
-  return pending;
-}
+export const ensurePythonBaseImage = buildOnce(buildBase);
 
 async function describePython(python: string): Promise<{ version: string; stdlib: string; dynload: string; executable: string }> {
   const script = "import sys, sysconfig, json; p = sysconfig.get_paths(); print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3], 'stdlib': p['stdlib'], 'dynload': sysconfig.get_config_var('DESTSHARED') or '', 'executable': sys.executable}))";

@@ -77,3 +77,15 @@ export async function sharedLibraries(binary: string, required = false): Promise
   }
   return [...libs];
 }
+
+/** `build` at most once per process: callers share its promise; after a failure the next caller builds again. */
+export function buildOnce(build: (onProgress?: (line: string) => void) => Promise<string>): (onProgress?: (line: string) => void) => Promise<string> {
+  let pending: Promise<string> | undefined;
+  return (onProgress) => {
+    pending ??= build(onProgress).catch((err: unknown) => {
+      pending = undefined;
+      throw err;
+    });
+    return pending;
+  };
+}
