@@ -1,4 +1,4 @@
-import { ReplicaRequestError, ReplicaUnavailableError } from "./errors.ts";
+import { ReplicaProtocolError, ReplicaRequestError, ReplicaUnavailableError } from "./errors.ts";
 
 export interface ReplicaHttp {
   /** POSTs JSON and returns the body text of a 2xx answer; throws the coded replica errors otherwise. */
@@ -8,6 +8,16 @@ export interface ReplicaHttp {
    * it returns true the request is cancelled and the call resolves.
    */
   postStream(baseUrl: string, path: string, body: unknown, onData: (data: string) => boolean | void): Promise<void>;
+}
+
+/** POSTs JSON and parses the 2xx answer; an answer that is not JSON is a `ReplicaProtocolError`. */
+export async function postForJson(http: ReplicaHttp, baseUrl: string, path: string, body: unknown): Promise<unknown> {
+  const text = await http.post(baseUrl, path, body);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (cause) {
+    throw new ReplicaProtocolError(baseUrl, "answer is not JSON", { cause });
+  }
 }
 
 /** Pulls the message out of vLLM's (`{error:{message}}` or `{message}`) or SGLang's error bodies. */

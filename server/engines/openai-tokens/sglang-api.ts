@@ -3,7 +3,7 @@ import type { SamplingParams } from "../engine.ts";
 import { ReplicaProtocolError } from "./errors.ts";
 import type { InferenceApi, ServedGeneration } from "./inference-api.ts";
 import { loraAdapterCalls } from "./lora-adapters.ts";
-import type { ReplicaHttp } from "./replica-http.ts";
+import { postForJson, type ReplicaHttp } from "./replica-http.ts";
 
 /** SGLang's native `/generate` with `input_ids`: token-in, token-out, log-probs per output token. */
 export function buildSglangRequest(model: string, baseModel: string, promptIds: readonly number[], params: SamplingParams) {
@@ -80,23 +80,11 @@ export function createSglangApi(http: ReplicaHttp, baseModel: string): Inference
   return {
     async score(baseUrl, model, ids) {
       const body = { ...buildSglangRequest(model, baseModel, ids, { maxTokens: 1, temperature: 0, topP: 1, stopIds: [] }), logprob_start_len: 0 };
-      const text = await http.post(baseUrl, "/generate", body);
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (cause) {
-        throw new ReplicaProtocolError(baseUrl, "answer is not JSON", { cause });
-      }
+      const json = await postForJson(http, baseUrl, "/generate", body);
       return parseSglangInputLogprobs(baseUrl, json, ids);
     },
     async generate(baseUrl, model, promptIds, params) {
-      const text = await http.post(baseUrl, "/generate", buildSglangRequest(model, baseModel, promptIds, params));
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (cause) {
-        throw new ReplicaProtocolError(baseUrl, "answer is not JSON", { cause });
-      }
+      const json = await postForJson(http, baseUrl, "/generate", buildSglangRequest(model, baseModel, promptIds, params));
       const served = parseSglangResponse(baseUrl, json, params.topLogprobs ?? 0);
       // Not streamed: the tokens reach `onToken` once the answer is complete (a stop string still cuts).
       if (params.onToken) {

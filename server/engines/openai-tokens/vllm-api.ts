@@ -3,7 +3,7 @@ import type { SamplingParams } from "../engine.ts";
 import { ReplicaProtocolError, ReplicaRequestError, ReplicaUnavailableError } from "./errors.ts";
 import type { InferenceApi, ServedGeneration } from "./inference-api.ts";
 import { loraAdapterCalls } from "./lora-adapters.ts";
-import type { ReplicaHttp } from "./replica-http.ts";
+import { postForJson, type ReplicaHttp } from "./replica-http.ts";
 
 /** vLLM `/v1/completions` request fields this engine sends (token-id prompt). The one home of them. */
 export const VllmCompletionRequestSchema = z.object({
@@ -215,25 +215,13 @@ export function createVllmApi(http: ReplicaHttp): InferenceApi {
   return {
     async score(baseUrl, model, ids) {
       const body = { ...buildVllmRequest(model, ids, { maxTokens: 1, temperature: 0, topP: 1, stopIds: [] }), prompt_logprobs: 0 };
-      const text = await http.post(baseUrl, "/v1/completions", body);
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (cause) {
-        throw new ReplicaProtocolError(baseUrl, "answer is not JSON", { cause });
-      }
+      const json = await postForJson(http, baseUrl, "/v1/completions", body);
       return parseVllmPromptLogprobs(baseUrl, json, ids);
     },
     async generate(baseUrl, model, promptIds, params) {
       const request = buildVllmRequest(model, promptIds, params);
       if (request.stream) return generateStreaming(http, baseUrl, request, params);
-      const text = await http.post(baseUrl, "/v1/completions", request);
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (cause) {
-        throw new ReplicaProtocolError(baseUrl, "answer is not JSON", { cause });
-      }
+      const json = await postForJson(http, baseUrl, "/v1/completions", request);
       return parseVllmResponse(baseUrl, json, params.topLogprobs ?? 0);
     },
     ...loraAdapterCalls(http, "/v1"),
