@@ -49,12 +49,15 @@ interface Episode {
   byRole: Record<string, RoleCounts>;
 }
 
-/** A fresh game for a reset: roles dealt from the task's seed, built-in players seeded from the episode's. */
+/** A fresh game for a reset: roles dealt from the task's seed, built-in players seeded from the episode's (compact: the task's). */
 function startEpisode(input: ResetRequest): Episode {
   const seed = taskSeed(input.task.data);
   const roles = dealRoles(seed);
   const g = new GameState(roles, PLAYERS);
-  const rng = createRng(deriveSeed(input.seed, "players"));
+  // Compact games seed the built-in players from the task, so every episode of a task (a GRPO group, an
+  // evaluation at each step) meets the same dice: outcomes differ by the external seats' choices only.
+  const compact = isCompact(input.task.data);
+  const rng = createRng(deriveSeed(compact ? seed : input.seed, "players"));
   const builtin = new Set(input.builtinAgents);
   for (const id of builtin) if (!roles[id]) throw new Error(`unknown builtin agent ${id}`);
   return {
@@ -62,7 +65,7 @@ function startEpisode(input: ResetRequest): Episode {
     game: playGame(g, (tied) => rng.pick(tied)),
     rng,
     builtin,
-    compact: isCompact(input.task.data),
+    compact,
     current: null,
     decided: {},
     waiting: new Set(),
