@@ -16,7 +16,7 @@ export function toCallRow(call: TrackedCall): unknown[] {
     call.seq,
     JSON.stringify(call.messages),
     call.tools === null ? null : JSON.stringify(call.tools),
-    JSON.stringify(call.segments),
+    segmentsJson(call.segments),
     JSON.stringify(call.headerIds),
     JSON.stringify(call.outputIds),
     JSON.stringify(call.outputLogprobs),
@@ -26,6 +26,15 @@ export function toCallRow(call: TrackedCall): unknown[] {
     call.startedAt,
     call.latencyMs,
   ];
+}
+
+/**
+ * The segments' JSON. A long segment's ids may arrive as an Int32Array (the writer moves them to its thread
+ * in one buffer, see call-writer.ts): they are written as the array they stand for.
+ */
+function segmentsJson(segments: TrackedCall["segments"]): string {
+  if (!segments.some((s) => ArrayBuffer.isView(s.ids))) return JSON.stringify(segments);
+  return JSON.stringify(segments, (_key, value: unknown) => (value instanceof Int32Array ? Array.from(value) : value));
 }
 
 /** A row of `calls` as SQLite returns it. */

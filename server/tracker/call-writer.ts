@@ -35,6 +35,29 @@ function writerFile(): string {
   return out;
 }
 
+/** Segments of at least this many ids cross to the writer thread as a moved Int32Array. */
+const MOVE_IDS_FROM = 16_384;
+
+/**
+ * The calls as they cross to the writer thread. A structured clone copies a number array element by
+ * element (a 4 MB message's million ids held the event loop for tens of ms); a long segment's ids are
+ * copied once into an Int32Array whose buffer is moved instead. The calls the tracker keeps are not touched.
+ */
+function packLongSegments(calls: TrackedCall[]): { wire: TrackedCall[]; transfer: ArrayBuffer[] } {
+  const transfer: ArrayBuffer[] = [];
+  const wire = calls.map((call) => {
+    if (!call.segments.some((s) => s.ids.length >= MOVE_IDS_FROM)) return call;
+    const segments = call.segments.map((s) => {
+      if (s.ids.length < MOVE_IDS_FROM) return s;
+      const ids = new Int32Array(s.ids);
+      transfer.push(ids.buffer);
+      return { ...s, ids: ids as unknown as number[] };
+    });
+    return { ...call, segments };
+  });
+  return { wire, transfer };
+}
+
 function inThreadWriter(db: RunDb): CallWriter {
   const insert = db.prepare(INSERT_CALL);
   const writeAll = db.transaction((calls: readonly TrackedCall[]) => {
@@ -84,9 +107,10 @@ export function createCallWriter(db: RunDb): CallWriter {
       }
       sent += 1;
       // The calls cross as they are (a structured clone: about a third of JSON.stringify's cost on the
-      // event loop); the writer thread makes the rows' JSON.
-      const batch: WriterBatch = { seq: sent, calls };
-      worker.postMessage(batch);
+      // event loop), long segments' ids in moved buffers; the writer thread makes the rows' JSON.
+      const { wire, transfer } = packLongSegments(calls);
+      const batch: WriterBatch = { seq: sent, calls: wire };
+      worker.postMessage(batch, transfer);
     },
     sync,
     close() {

@@ -81,6 +81,32 @@ describe("call tracker: writes off the request path, nothing lost", () => {
     }
   });
 
+  it("on a file, a long segment's ids (moved to the writer thread as one buffer) are recorded as the ids they are", () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
+    try {
+      const db = openRunDb(join(dir, "run.db"));
+      const mem = openRunDb(":memory:");
+      const long = Array.from({ length: 40_000 }, (_, i) => (i * 7919) % 151_000);
+      const big = trackedCall({ callId: "big", episodeId: "e1", segments: [{ role: "user", text: "x".repeat(10), ids: long }, { role: "user", text: "hi", ids: [1, 2] }] });
+      const tracker = createTracker(db);
+      const reference = createTracker(mem);
+      tracker.record(big);
+      reference.record(big);
+      tracker.release("e1");
+      reference.release("e1");
+      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls").all();
+      expect(rows(db)).toEqual(rows(mem));
+      expect(tracker.callsOf("e1")[0]!.segments[0]!.ids).toEqual(long);
+      // the call the tracker kept is untouched by the move
+      expect(big.segments[0]!.ids).toHaveLength(40_000);
+      tracker.close();
+      db.close();
+      mem.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a batch the writer thread cannot commit fails the next flush with the database's reason", () => {
     const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
     try {
