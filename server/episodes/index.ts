@@ -1,9 +1,9 @@
 /**
- * Episodes for other folders: the store's types, outcomes and errors, keys, the begin route, ownership,
- * transcripts and the coordinator's port. `createEpisodeStore` is server/index.ts's (the store records calls
- * through the tracker's writer thread), so a part that only speaks of episodes does not load it.
+ * Episodes for other folders: the store's types, outcomes and errors, keys, the begin route, the caller's
+ * identity, transcripts and the coordinator's port. `createEpisodeStore` is server/index.ts's (the store
+ * records calls through the tracker's writer thread), so a part that only speaks of episodes does not load it.
  */
-export { beginEpisodeRoute, CLIENT_ENV, type BeginRouteOptions } from "./begin-route.ts";
+export { beginEpisodeRoute, type BeginRouteOptions } from "./begin-route.ts";
 export type { AbortReason, AgentBinding, EndEpisodeInput, Episode, EpisodeState, RegisterEpisodeInput } from "./episode.ts";
 export { createEpisodeStorePort } from "./episode-store-port.ts";
 export type { EpisodeStore, EpisodeStoreOptions } from "./episode-store.ts";
@@ -32,6 +32,6 @@ export type {
   UnknownBinding,
   WrongState,
 } from "./outcomes.ts";
-export { callerIdentity, episodeOwners, type EpisodeOwners } from "./ownership.ts";
+export { callerIdentity } from "./ownership.ts";
 export type { EpisodeStoreEvents } from "./store-events.ts";
 export { agentTranscript } from "./transcript.ts";
