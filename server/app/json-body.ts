@@ -1,10 +1,8 @@
-import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { errorCodes, type FastifyInstance } from "fastify";
 import { Piscina } from "piscina";
-import { bundledWorkerPath, WORKER_BUILD, writeBundle } from "../worker-bundle.ts";
+import { bundleWorker } from "../worker-bundle.ts";
 import type { JsonBodyResult, JsonBodyTask, JsonBodyThreadData } from "./json-body-thread.ts";
 
 /** Bodies up to this size are parsed on the event loop (well under a millisecond), larger ones on the JSON body thread. */
@@ -16,18 +14,10 @@ const WORKER_SOURCES = ["./json-body-thread.ts", "../openai/check-depth.ts", "..
 let pool: Promise<Piscina> | undefined;
 let warned = false;
 
-async function threadFile(): Promise<string> {
-  const out = bundledWorkerPath("json-body", WORKER_SOURCES);
-  if (existsSync(out)) return out;
-  const result = await build({ ...WORKER_BUILD, entryPoints: [WORKER_SOURCES[0]!] });
-  writeBundle(out, result.outputFiles[0]!.text);
-  return out;
-}
-
 /** One thread per process parses large bodies; it starts with the first server, and idle it keeps nothing alive. */
 function jsonBodyPool(): Promise<Piscina> {
   const workerData: JsonBodyThreadData = { secureJsonParse: createRequire(require.resolve("fastify")).resolve("secure-json-parse") };
-  pool ??= threadFile().then((filename) => new Piscina({ filename, workerData, minThreads: 1, maxThreads: 1, idleTimeout: 10 * 60_000 }));
+  pool ??= bundleWorker({ name: "json-body", sources: WORKER_SOURCES }).then((filename) => new Piscina({ filename, workerData, minThreads: 1, maxThreads: 1, idleTimeout: 10 * 60_000 }));
   return pool;
 }
 

