@@ -8,7 +8,7 @@ import { buildServer } from "../server/app/index.ts";
 import { RunConfigSchema } from "../server/config/index.ts";
 import { type ChatTurnMessage, closeEncodePool, createQwen3Tokenizer } from "../server/tokenizers/index.ts";
 import { createZeroLatencyEngine } from "../test/doubles/zero-latency-engine.ts";
-import { type Bench, fmt, median } from "./harness.ts";
+import { type Bench, fmt, median, timeRuns } from "./harness.ts";
 
 /**
  * The qwen3 render as an episode meets it: call k's prompt is calls 1..k-1's messages plus new ones, so
@@ -156,22 +156,14 @@ async function serverRequests(mb: number): Promise<Array<Blocking & { status: st
   }
 }
 
-/** Median milliseconds of `fn` over 3 runs. */
-function timed(fn: () => unknown): number {
-  const xs: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const t = performance.now();
-    fn();
-    xs.push(performance.now() - t);
-  }
-  return median(xs);
-}
+/** Median milliseconds of `fn` over 3 runs (no warm-up). */
+const timed = async (fn: () => unknown): Promise<number> => median(await timeRuns(3, fn, 0));
 
 /**
  * The whole-string passes one 4 MB message meets on the event loop, each timed alone: as the server did
  * them (one pass each) and what is left of each now (the longest stretch on the loop).
  */
-function stageRows(content: string, ids: readonly number[]): Array<Array<string | number>> {
+async function stageRows(content: string, ids: readonly number[]): Promise<Array<Array<string | number>>> {
   const body = Buffer.from(JSON.stringify({ model: "main", messages: [{ role: "user", content }] }));
   const parsed = serialize(JSON.parse(body.toString("utf8")));
   const half = body.length >> 1;
@@ -189,12 +181,12 @@ function stageRows(content: string, ids: readonly number[]): Array<Array<string 
   const int32 = Int32Array.from(ids);
   const call = [{ messages: [{ role: "user", content }], segments: [{ role: "user", text: content, ids }] }];
   return [
-    ["request body: JSON.parse on the loop (fastify's default parser) / now: the body's chunks joined + the parsed body received from the JSON body thread", fmt(timed(() => JSON.parse(body.toString("utf8")))), fmt(timed(() => Buffer.concat([body.subarray(0, half), body.subarray(half)])) + timed(() => deserialize(parsed)))],
-    ["segment cache: the message joined into its key, looked up against an equal one (both flattened, compared) / now: length in the key, the text compared", fmt(timed(() => new Map([[joinedKey(content), 1]]).get(joinedKey(copy)))), fmt(timed(() => content === copy))],
-    ["text to the encode thread: one structured clone of the joined run / now: the longest 128K-char slice written into shared memory", fmt(timed(() => serialize(`user\n${content}`))), fmt(Math.max(...slices))],
-    [`ids back from the encode thread (${ids.length} ids): structured clone / now: shared memory`, fmt(timed(() => deserialize(serialize(int32)))), "0"],
-    ["prompt ids joined (complete-policy, [].concat; unchanged)", fmt(timed(() => ([] as number[]).concat(ids, [1, 2, 3]))), "same"],
-    ["the call as the tracker sends it to its writer thread (JSON.stringify of messages + segments; not this change)", fmt(timed(() => JSON.stringify(call))), "same"],
+    ["request body: JSON.parse on the loop (fastify's default parser) / now: the body's chunks joined + the parsed body received from the JSON body thread", fmt(await timed(() => JSON.parse(body.toString("utf8")))), fmt(await timed(() => Buffer.concat([body.subarray(0, half), body.subarray(half)])) + (await timed(() => deserialize(parsed))))],
+    ["segment cache: the message joined into its key, looked up against an equal one (both flattened, compared) / now: length in the key, the text compared", fmt(await timed(() => new Map([[joinedKey(content), 1]]).get(joinedKey(copy)))), fmt(await timed(() => content === copy))],
+    ["text to the encode thread: one structured clone of the joined run / now: the longest 128K-char slice written into shared memory", fmt(await timed(() => serialize(`user\n${content}`))), fmt(Math.max(...slices))],
+    [`ids back from the encode thread (${ids.length} ids): structured clone / now: shared memory`, fmt(await timed(() => deserialize(serialize(int32)))), "0"],
+    ["prompt ids joined (complete-policy, [].concat; unchanged)", fmt(await timed(() => ([] as number[]).concat(ids, [1, 2, 3]))), "same"],
+    ["the call as the tracker sends it to its writer thread (JSON.stringify of messages + segments; not this change)", fmt(await timed(() => JSON.stringify(call))), "same"],
   ];
 }
 
@@ -275,7 +267,7 @@ export const bench: Bench = {
     rows.push([`one ${mb} MB message, renderChatAsync: total / longest block / longest on-CPU`, show(rb), "<= 5"]);
     rows.push([`one ${mb} MB message through the server (client in another process, body to recording), the first large request after start: status: total / longest block / longest on-CPU`, `${served[0]!.status}: ${show(served[0]!)}`, "<= 5"]);
     rows.push([`the same, the next ${mb} MB request`, `${served[1]!.status}: ${show(served[1]!)}`, "<= 5"]);
-    const stages = stageRows(content, rb.value.segments[0]!.ids);
+    const stages = await stageRows(content, rb.value.segments[0]!.ids);
     notes.push("Before (jinja render of every prefix, issue 29): 500 messages blocked the loop 1.0 s, 1,000 2.9 s, 2,000 8.8 s; one 4 MB message 6.1 s.");
     // The floor: the same monitor over an idle second (a loaded machine deschedules the thread now and then).
     const idle = await blocking(() => new Promise((resolve) => setTimeout(resolve, 1000)));
