@@ -42,7 +42,10 @@ export function compactPrompt(g: GameState, p: string, ask: Ask): string {
   const said = [...g.said.entries()].map(([speaker, text]) => summarizeSpeech(speaker, text)).filter((s): s is string => s !== null);
   if (said.length) lines.push(`Said: ${said.join("; ")}.`);
   if (g.lastNight !== null) lines.push(`Night deaths: ${g.lastNight.length ? seat(g.lastNight.join(" ")) : "none"}.`);
-  if (g.lastVotes !== null) lines.push(`Votes: ${g.lastVotes}.`);
+  if (g.lastVote !== null) {
+    const { votes, out } = g.lastVote;
+    lines.push(seat(`Votes: ${votes.map(([v, to]) => `${v}>${to ?? "-"}`).join(" ")}, ${out ? `${out} out` : "tie"}.`));
+  }
   if (role === "seer" && g.seerChecks.size) lines.push(`Your checks: ${[...g.seerChecks].map(([n, w]) => `${seat(n)} ${w ? "wolf" : "good"}`).join(", ")}.`);
   if (ask.kind === "discuss" && g.wolfProposal) lines.push(`Proposed kill: ${seat(g.wolfProposal)}.`);
   // The witch's and the hunter's questions carry their own facts; the candidates are the reply schema's.

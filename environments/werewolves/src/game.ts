@@ -115,7 +115,7 @@ export function* playGame(g: GameState, tieBreak: (tied: string[]) => string): G
     const cast = voters.map((v) => (votes[v]?.kind === "vote" ? votes[v].vote : "")).filter(Boolean);
     g.tell(g.seats, `Votes: ${voters.map((v) => `${v}->${votes[v]?.kind === "vote" ? votes[v].vote : "none"}`).join(", ")}.`);
     const out = tally(cast, null);
-    g.lastVotes = `${voters.map((v) => `${v.replace("Player", "")}>${votes[v]?.kind === "vote" ? votes[v].vote.replace("Player", "") : "-"}`).join(" ")}, ${out ? `${out.replace("Player", "")} out` : "tie"}`;
+    g.lastVote = { votes: voters.map((v) => [v, votes[v]?.kind === "vote" ? votes[v].vote : null] as const), out };
     if (out) {
       g.kill(out);
       g.record("day", `voted out: ${out}`);

@@ -21,9 +21,10 @@ export class GameState {
   readonly accused = new Set<string>();
   /** Each speaker's latest speech that names a player (public). */
   readonly said = new Map<string, string>();
-  /** Last night's deaths (null before the first dawn) and the last day vote's summary (null before the first). */
+  /** Last night's deaths (null before the first dawn). */
   lastNight: string[] | null = null;
-  lastVotes: string | null = null;
+  /** The last day vote (null before the first): each voter's vote (null: none cast) and who went out (null: a tie). */
+  lastVote: { votes: ReadonlyArray<readonly [voter: string, vote: string | null]>; out: string | null } | null = null;
   readonly log: GameEvent[] = [];
   /** The built-in werewolves' proposal for tonight's kill (reset every night). */
   wolfProposal: string | null = null;
