@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { workerData } from "node:worker_threads";
-import { checkDepth, MAX_BODY_DEPTH } from "../openai/check-depth.ts";
+import { MAX_BODY_DEPTH, nestedDeeperThan } from "../openai/nesting-depth.ts";
 
 /**
  * The JSON body thread (piscina): parses a large request body off the event loop with fastify's own
@@ -35,10 +35,6 @@ export default function parseJsonBody(task: JsonBodyTask): JsonBodyResult {
   } catch {
     return { ok: false, why: "invalid" };
   }
-  try {
-    checkDepth(value, "body", MAX_BODY_DEPTH);
-  } catch {
-    return { ok: false, why: "too-deep", text };
-  }
+  if (nestedDeeperThan(value, MAX_BODY_DEPTH)) return { ok: false, why: "too-deep", text };
   return { ok: true, value };
 }

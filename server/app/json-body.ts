@@ -9,15 +9,17 @@ import type { JsonBodyResult, JsonBodyTask, JsonBodyThreadData } from "./json-bo
 const INLINE_BYTES = 64 * 1024;
 
 const require = createRequire(import.meta.url);
-const WORKER_SOURCES = ["./json-body-thread.ts", "../openai/check-depth.ts", "../openai/errors.ts", "../errors.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url)));
+const WORKER_SOURCES = ["./json-body-thread.ts", "../openai/nesting-depth.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url)));
 
 let pool: Promise<Piscina> | undefined;
 let warned = false;
 
 /** One thread per process parses large bodies; it starts with the first server, and idle it keeps nothing alive. */
 function jsonBodyPool(): Promise<Piscina> {
-  const workerData: JsonBodyThreadData = { secureJsonParse: createRequire(require.resolve("fastify")).resolve("secure-json-parse") };
-  pool ??= bundleWorker({ name: "json-body", sources: WORKER_SOURCES }).then((filename) => new Piscina({ filename, workerData, minThreads: 1, maxThreads: 1, idleTimeout: 10 * 60_000 }));
+  pool ??= bundleWorker({ name: "json-body", sources: WORKER_SOURCES }).then((filename) => {
+    const workerData: JsonBodyThreadData = { secureJsonParse: createRequire(require.resolve("fastify")).resolve("secure-json-parse") };
+    return new Piscina({ filename, workerData, minThreads: 1, maxThreads: 1, idleTimeout: 10 * 60_000 });
+  });
   return pool;
 }
 

@@ -37,4 +37,11 @@ describe("large JSON bodies, parsed on the JSON body thread", () => {
       expect(large.json()).toEqual(inPlace.json());
     }
   });
+
+  it("refuses a large body nested too deep (it cannot cross back from the thread) like a small one", async () => {
+    const deep = `${"[".repeat(100)}${"]".repeat(100)}`;
+    const [large, inPlace] = await Promise.all([post(`{"model": "main", "pad": "${big}", "meta": ${deep}}`), post(`{"model": "main", "meta": ${deep}}`)]);
+    expect(large.statusCode).toBe(400);
+    expect(large.json()).toEqual(inPlace.json());
+  });
 });
