@@ -18,7 +18,7 @@ export interface ChoiceOutput {
   version: number;
 }
 
-export function tokenLogprobs(
+function tokenLogprobs(
   tokenizer: Tokenizer,
   ids: readonly number[],
   logprobs: readonly number[],
