@@ -4,11 +4,12 @@ import type { GameState } from "./state.ts";
 
 /**
  * The compact observation mode (a `-compact` split): each decision is one short, self-contained prompt
- * holding exactly what the seat may know now, instead of the growing game transcript, so that a model
- * with a small context (~256 tokens) sees every fact it may use. Public: who is alive, each speaker's
- * latest speech that names a player, last night's deaths, the last day's votes and who went out. Private:
- * one's role, one's fellow werewolves and tonight's proposal if a werewolf, one's checks if the seer, the
- * night's attack and potions if the witch.
+ * (under 384 characters) instead of the growing game transcript, so that a model with a 512-token context
+ * sees every fact it is given. It holds only what the seat may know, summed up (older nights and votes,
+ * the werewolves' talk beyond the first proposal, speeches naming no one are left out). Public: who is
+ * alive, each speaker's latest speech that names a player, last night's deaths, the last day's votes and
+ * who went out. Private: one's role, one's fellow werewolves if a werewolf (and tonight's first proposal
+ * while they discuss), one's checks if the seer, the night's attack and potions if the witch.
  */
 
 const QUESTIONS: Record<AskKind, string> = {
