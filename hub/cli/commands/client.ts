@@ -1,6 +1,5 @@
 import { parseArgs } from "node:util";
-import { type ClientEnvironment, SwarmClient } from "../../../sdk/swarm/index.ts";
-import { ENV_MISMATCH_CODE } from "../../../sdk/swarm/protocol.ts";
+import { type ClientEnvironment, ENV_MISMATCH_CODE, SwarmClient } from "../../../sdk/swarm/index.ts";
 import { resolveClientEnvs } from "../../swarm/client-environments.ts";
 import { reloadLocalPlugins } from "../../swarm/reload-local-plugins.ts";
 import { createWorkflowLoader } from "../../swarm/workflow-loader.ts";
