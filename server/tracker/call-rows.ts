@@ -1,12 +1,20 @@
 import type { TrackedCall } from "./call-record.ts";
 
+/**
+ * A call as it is written: as the tracker keeps it, except that a long segment's ids may be an Int32Array
+ * (call-writer.ts moves them to the writer thread in one buffer); they are written as the array they stand for.
+ */
+export interface RowCall extends Omit<TrackedCall, "segments"> {
+  segments: ReadonlyArray<Omit<TrackedCall["segments"][number], "ids"> & { ids: readonly number[] | Int32Array }>;
+}
+
 /** One call as a row of `calls`; shared by the writer thread and the in-thread writer. */
 export const INSERT_CALL = `INSERT INTO calls (call_id, episode_id, agent_id, policy, trainable, seq, messages, tools, segments, header_ids,
        output_ids, output_logprobs, output_text, finish_reason, version, started_at, latency_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** The values of `INSERT_CALL`, in its column order (positional binding names no keys). */
-export function toCallRow(call: TrackedCall): unknown[] {
+export function toCallRow(call: RowCall): unknown[] {
   return [
     call.callId,
     call.episodeId,
@@ -28,11 +36,8 @@ export function toCallRow(call: TrackedCall): unknown[] {
   ];
 }
 
-/**
- * The segments' JSON. A long segment's ids may arrive as an Int32Array (the writer moves them to its thread
- * in one buffer, see call-writer.ts): they are written as the array they stand for.
- */
-function segmentsJson(segments: TrackedCall["segments"]): string {
+/** The segments' JSON, Int32Array ids as number arrays. */
+function segmentsJson(segments: RowCall["segments"]): string {
   if (!segments.some((s) => ArrayBuffer.isView(s.ids))) return JSON.stringify(segments);
   return JSON.stringify(segments, (_key, value: unknown) => (value instanceof Int32Array ? Array.from(value) : value));
 }

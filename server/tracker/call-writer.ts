@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { RunDb } from "../db/run-db.ts";
-import { INSERT_CALL, toCallRow } from "./call-rows.ts";
+import { INSERT_CALL, type RowCall, toCallRow } from "./call-rows.ts";
 import type { TrackedCall } from "./call-record.ts";
 import { bundleWorkerSync } from "../worker-bundle.ts";
 import { RecordingFailedError } from "./errors.ts";
@@ -37,7 +37,7 @@ const MOVE_IDS_FROM = 16_384;
  * element (a 4 MB message's million ids held the event loop for tens of ms); a long segment's ids are
  * copied once into an Int32Array whose buffer is moved instead. The calls the tracker keeps are not touched.
  */
-function packLongSegments(calls: TrackedCall[]): { wire: TrackedCall[]; transfer: ArrayBuffer[] } {
+function packLongSegments(calls: TrackedCall[]): { wire: RowCall[]; transfer: ArrayBuffer[] } {
   const transfer: ArrayBuffer[] = [];
   const wire = calls.map((call) => {
     if (!call.segments.some((s) => s.ids.length >= MOVE_IDS_FROM)) return call;
@@ -45,7 +45,7 @@ function packLongSegments(calls: TrackedCall[]): { wire: TrackedCall[]; transfer
       if (s.ids.length < MOVE_IDS_FROM) return s;
       const ids = new Int32Array(s.ids);
       transfer.push(ids.buffer);
-      return { ...s, ids: ids as unknown as number[] };
+      return { ...s, ids };
     });
     return { ...call, segments };
   });

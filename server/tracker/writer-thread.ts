@@ -1,8 +1,7 @@
 import { createRequire } from "node:module";
 import { parentPort, workerData } from "node:worker_threads";
 import type BetterSqlite3 from "better-sqlite3";
-import { INSERT_CALL, toCallRow } from "./call-rows.ts";
-import type { TrackedCall } from "./call-record.ts";
+import { INSERT_CALL, type RowCall, toCallRow } from "./call-rows.ts";
 
 /** What the tracker hands its writer thread: the database file and the shared progress words. */
 export interface WriterThreadData {
@@ -17,7 +16,7 @@ export interface WriterThreadData {
 
 export interface WriterBatch {
   seq: number;
-  calls: readonly TrackedCall[];
+  calls: readonly RowCall[];
 }
 
 const { path, sqlite, state, failure } = workerData as WriterThreadData;
@@ -27,7 +26,7 @@ function fail(err: unknown): void {
   Atomics.store(state, 1, 1);
 }
 
-let writeAll: ((calls: readonly TrackedCall[]) => void) | null = null;
+let writeAll: ((calls: readonly RowCall[]) => void) | null = null;
 try {
   // Its own connection to the run's file; the tracker's opened it first (WAL, schema).
   const Database = createRequire(import.meta.url)(sqlite) as typeof BetterSqlite3;
@@ -35,7 +34,7 @@ try {
   db.pragma("synchronous = NORMAL");
   db.pragma("busy_timeout = 5000");
   const insert = db.prepare(INSERT_CALL);
-  writeAll = db.transaction((calls: readonly TrackedCall[]) => {
+  writeAll = db.transaction((calls: readonly RowCall[]) => {
     for (const call of calls) insert.run(toCallRow(call));
   });
 } catch (err) {
