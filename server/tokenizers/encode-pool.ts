@@ -5,7 +5,7 @@ import { Piscina } from "piscina";
 import { bundleWorker } from "../worker-bundle.ts";
 import type { Piece } from "./qwen3-text.ts";
 import type { EncodeResult, EncodeTask } from "./qwen3-worker.ts";
-import { packSegments } from "./shared-text.ts";
+import { packSegments, unpackIds } from "./shared-text.ts";
 
 const require = createRequire(import.meta.url);
 const WORKER_SOURCES = ["./qwen3-worker.ts", "./qwen3-text.ts", "./shared-text.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url)));
@@ -39,15 +39,7 @@ function encodePool(): Promise<Piscina> {
 export async function encodeInWorker(segments: readonly (readonly Piece[])[], maybeYield: () => Promise<void>): Promise<Int32Array[]> {
   const p = await encodePool();
   const task: EncodeTask = await packSegments(segments, maybeYield);
-  const r = (await p.run(task)) as EncodeResult;
-  const n = r[0]!;
-  let start = 1 + n;
-  return Array.from({ length: n }, (_, i) => {
-    const end = 1 + n + r[1 + i]!;
-    const ids = r.subarray(start, end);
-    start = end;
-    return ids;
-  });
+  return unpackIds((await p.run(task)) as EncodeResult);
 }
 
 /**

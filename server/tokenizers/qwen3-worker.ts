@@ -1,5 +1,5 @@
 import { loadQwen3Text } from "./qwen3-text.ts";
-import { type PackedSegments, unpackSegments } from "./shared-text.ts";
+import { type PackedSegments, packIds, unpackSegments } from "./shared-text.ts";
 
 /**
  * The encode worker (a piscina thread): tokenizes a prompt's new segments off the event loop, so a huge
@@ -10,10 +10,7 @@ let text: ReturnType<typeof loadQwen3Text> | undefined;
 
 export type EncodeTask = PackedSegments;
 
-/**
- * In shared memory (no copy on the way back): the number of segments `n`, where each segment's ids end
- * (`n` offsets into the ids), then every segment's ids one after another.
- */
+/** Every segment's ids, as `packIds` lays them out. */
 export type EncodeResult = Int32Array;
 
 export default function encode(task: EncodeTask): EncodeResult {
@@ -24,9 +21,5 @@ export default function encode(task: EncodeTask): EncodeResult {
     for (const id of text.encodePieces(pieces)) all.push(id);
     ends.push(all.length);
   }
-  const out = new Int32Array(new SharedArrayBuffer(4 * (1 + ends.length + all.length)));
-  out[0] = ends.length;
-  out.set(ends, 1);
-  out.set(all, 1 + ends.length);
-  return out;
+  return packIds(all, ends);
 }

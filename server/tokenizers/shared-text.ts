@@ -59,3 +59,27 @@ export function unpackSegments(packed: PackedSegments): Piece[][] {
   const bytes = new Uint8Array(packed.text);
   return packed.segments.map((seg) => seg.map((p) => (typeof p === "number" ? p : decoder.decode(bytes.slice(p[0], p[1])))));
 }
+
+/**
+ * Every segment's ids, back from the encode thread in shared memory (no copy on the way back): the number
+ * of segments `n`, where each segment's ids end (`n` offsets into the ids), then the ids one after another.
+ */
+export function packIds(all: readonly number[], ends: readonly number[]): Int32Array {
+  const out = new Int32Array(new SharedArrayBuffer(4 * (1 + ends.length + all.length)));
+  out[0] = ends.length;
+  out.set(ends, 1);
+  out.set(all, 1 + ends.length);
+  return out;
+}
+
+/** Each segment's ids, as views of what `packIds` made. */
+export function unpackIds(packed: Int32Array): Int32Array[] {
+  const n = packed[0]!;
+  let start = 1 + n;
+  return Array.from({ length: n }, (_, i) => {
+    const end = 1 + n + packed[1 + i]!;
+    const ids = packed.subarray(start, end);
+    start = end;
+    return ids;
+  });
+}

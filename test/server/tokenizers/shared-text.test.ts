@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { packSegments, unpackSegments } from "../../../server/tokenizers/shared-text.ts";
+import { packIds, packSegments, unpackIds, unpackSegments } from "../../../server/tokenizers/shared-text.ts";
 
 describe("segments packed for the encode thread", () => {
   it("round-trip: runs joined, ids in place, a surrogate pair on a slice boundary kept whole", async () => {
@@ -11,5 +11,11 @@ describe("segments packed for the encode thread", () => {
     });
     expect(yields).toBeGreaterThan(0);
     expect(unpackSegments(packed)).toEqual([["", 1, `user\n${edge}`, 2, "\n"], [3], ["数学 é x"], []]);
+  });
+
+  it("ids round-trip: each segment's ids, empty ones included", () => {
+    const segs = [[1, 2, 3], [], [151644]];
+    const ends = [3, 3, 4];
+    expect(unpackIds(packIds(segs.flat(), ends)).map((a) => Array.from(a))).toEqual(segs);
   });
 });
