@@ -143,7 +143,8 @@ export function createQwen3Tokenizer(): Tokenizer {
   const imEnd = addedIds.get("<|im_end|>")!;
   const endOfText = addedIds.get("<|endoftext|>")!;
   const endOfTurn = { endId: imEnd, afterEndIds: encode("\n") };
-  const segments = new SegmentCache<number[]>(4096);
+  // ids as the encode thread gave them (a view of its shared result) or as encoded here; copied when handed out
+  const segments = new SegmentCache<readonly number[] | Int32Array>(4096);
 
   /**
    * Template text splits at control tokens; message text does not, and runs on into the template text
@@ -186,7 +187,7 @@ export function createQwen3Tokenizer(): Tokenizer {
     const key = parts.map((p) => ("template" in p ? `\u0002${p.template}` : p.text.length > LONG_CHARS ? `\u0003${p.text.length}` : `\u0001${p.text}`)).join("");
     return { key, long };
   };
-  const cachedIds = (parts: readonly Part[]): number[] => [...segments.get(keyOf(parts), () => encodeParts(parts))];
+  const cachedIds = (parts: readonly Part[]): number[] => Array.from(segments.get(keyOf(parts), () => encodeParts(parts)));
 
   /** The tools block (and the first system message, when there is one), rendered by the template itself. */
   const toolsHeaders = new Map<string, string>();
@@ -246,7 +247,7 @@ export function createQwen3Tokenizer(): Tokenizer {
    * to the encode thread, so the event loop is never held by tokenizing. Should that thread fail to
    * start, they are tokenized here a slice at a time instead.
    */
-  const encodeNew = async (segs: Piece[][], turn: Turn): Promise<number[][]> => {
+  const encodeNew = async (segs: Piece[][], turn: Turn): Promise<Array<readonly number[] | Int32Array>> => {
     let chars = 0;
     for (const seg of segs) for (const p of seg) chars += typeof p === "string" ? p.length : 1;
     if (chars <= INLINE_CHARS) return segs.map(encodePieces);
@@ -257,13 +258,9 @@ export function createQwen3Tokenizer(): Tokenizer {
       if (!workerFailed) console.warn(`agentjet: qwen3 encode thread unavailable, tokenizing on the event loop in slices: ${String(err)}`);
       workerFailed = true;
     }
-    if (encoded === null) {
-      const out: number[][] = [];
-      for (const seg of segs) out.push(await encodePiecesSliced(seg, turn));
-      return out;
-    }
+    if (encoded !== null) return encoded;
     const out: number[][] = [];
-    for (const ids of encoded) out.push(await copySliced(ids, turn));
+    for (const seg of segs) out.push(await encodePiecesSliced(seg, turn));
     return out;
   };
 
@@ -299,7 +296,8 @@ export function createQwen3Tokenizer(): Tokenizer {
       last = m.index + m[0].length;
     }
     parts.push(text.slice(last));
-    return (await encodeNew([parts], new Turn(YIELD_AFTER_MS)))[0]!;
+    const turn = new Turn(YIELD_AFTER_MS);
+    return copySliced((await encodeNew([parts], turn))[0]!, turn);
   };
 
   cached = {
