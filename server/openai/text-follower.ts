@@ -10,12 +10,16 @@ export class TextFollower {
   text = "";
   private pending: number[] = [];
   private shown = { reasoning: "", content: "" };
+  /** The longest stop string's length: how far back of the new text a stop string may begin. */
+  private readonly longest: number;
   constructor(
     private readonly tokenizer: Tokenizer,
     private readonly opts: { stops: readonly string[]; toolSyntax: boolean },
     private readonly index: number,
     private readonly sink: CompletionSink | undefined,
-  ) {}
+  ) {
+    this.longest = opts.stops.reduce((m, s) => Math.max(m, s.length), 0);
+  }
 
   /** Takes one token; true when a stop string has appeared (generation may end). */
   push(id: number): boolean {
@@ -27,8 +31,7 @@ export class TextFollower {
     this.text += piece;
     this.pending = [];
     if (this.sink) this.show(visibleText(this.text, this.opts));
-    const longest = this.opts.stops.reduce((m, s) => Math.max(m, s.length), 0);
-    const from = Math.max(0, before - longest);
+    const from = Math.max(0, before - this.longest);
     return this.opts.stops.some((s) => s.length > 0 && this.text.indexOf(s, from) !== -1);
   }
 
