@@ -225,8 +225,6 @@ export class RunLoop {
       const summary = await buildReport(this.#o.runDir);
       for (const line of [...summary.skill.headline, ...summary.skill.warnings.map((w) => `warning: ${w}`)])
         this.#o.progress.event({ type: "log", time: new Date().toISOString(), level: "info", message: line });
-      for (const line of [...summary.skill.headline, ...summary.skill.warnings.map((w) => `warning: ${w}`)])
-        this.#o.progress.event({ type: "log", time: new Date().toISOString(), level: "info", message: line });
       this.#o.progress.event({ type: "log", time: new Date().toISOString(), level: "info", message: `report: ${summary.files.at(-1)}` });
     }
     return {

@@ -8,7 +8,7 @@ export {
   type ResolveTokensOptions,
   type TokenSource,
 } from "./auth-tokens.ts";
-export { installAuth, isLoopbackHost, ROUTE_AUTH, type AuthOptions, type AuthTokens, type Caller, type RouteAuth, type RouteEntry } from "./auth.ts";
+export { installAuth, isLoopbackHost, type AuthOptions, type AuthTokens, type Caller, type RouteAuth, type RouteEntry } from "./auth.ts";
 export { buildServer, type AgentJetHandle, type BuildServerOptions } from "./build-server.ts";
 export { closeServer } from "./close-server.ts";
 export { AuthConfigError, RouteAuthMissingError } from "./errors.ts";

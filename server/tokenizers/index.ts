@@ -1,5 +1,4 @@
 /** Tokenizers: the `Tokenizer` contract, `createTokenizer`, the embedded and Qwen3 tokenizers, the encode thread. */
-export { canonicalText } from "./canonical-text.ts";
 export { createTokenizer, type TokenizerKind } from "./create-tokenizer.ts";
 export { createEmbeddedTokenizer, EMBEDDED_IDS } from "./embedded.ts";
 export { closeEncodePool } from "./encode-pool.ts";
