@@ -1,9 +1,10 @@
 import type { CodeVersion } from "../../sdk/swarm/protocol.ts";
 import type { ClientDirectory } from "./client-directory.ts";
+import { matchEnvironment } from "./match-environments.ts";
 import type { AbortReason, ClaimOutcome, EpisodeRegistry } from "./port.ts";
 import type { ClientState, EnvLane, Slot } from "./slots.ts";
 import type { Group } from "./slots.ts";
-import type { Counters, EpisodeResult, GroupScorer, SchedulerEvent } from "./types.ts";
+import type { Counters, EpisodeResult, GroupScorer, SchedulerEnvironment, SchedulerEvent } from "./types.ts";
 
 export interface DispatcherDeps {
   registry: EpisodeRegistry;
@@ -114,6 +115,13 @@ export class Dispatcher {
     const slot = this.#byEpisode.get(episodeId);
     if (!slot || slot.client !== client || slot.state !== "running") {
       this.#d.counters.staleResults += 1;
+      return;
+    }
+    const refused = code ? refusedCode(slot.env.config, code) : null;
+    if (refused) {
+      // Assigned before the client's re-announce of edited code reached us, run with that code: not this run's.
+      this.failAttempt(slot, { kind: "protocol", message: refused });
+      this.pump();
       return;
     }
     const result: EpisodeResult = { episodeId, attempt: slot.attempt, clientId: client.id, rewards, info, ...(code ? { code } : {}) };
@@ -368,4 +376,10 @@ export class Dispatcher {
 
 function seqOf(slot: Slot): number {
   return slot.evalRun ? -0.5 : (slot.group?.batch.index ?? 0);
+}
+
+/** Why a result's code may not count for `env` (its hash is one the run refuses), or null when it may. */
+function refusedCode(env: SchedulerEnvironment, code: CodeVersion): string | null {
+  const match = matchEnvironment(env, { name: env.name, version: env.version, hash: code.hash, dev: code.dev });
+  return match.kind === "match" ? null : `the episode ran with code the run refuses: ${match.reason}`;
 }

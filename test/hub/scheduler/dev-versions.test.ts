@@ -138,4 +138,22 @@ describe("a development-version client", () => {
     await until(() => events.some((e) => e.type === "batch"));
     expect(scheduler.stats().staleResults).toBe(0);
   });
+
+  it("a result run with edited code the run refuses (assigned before the re-announce arrived) is not recorded; the episode runs again", async () => {
+    const { scheduler, store, events } = await make(env());
+    scheduler.start();
+    const c = new SimClient(scheduler, "edited", [{ name: "my-env", version: "1.0.0", hash: PINNED, dev: true }], 2);
+    c.hello();
+    await until(() => c.open().length === 2);
+    const [first, second] = c.open();
+    c.end(first!, { solver: 1 }, { hash: EDITED, dev: true });
+    c.end(second!, { solver: 1 }, { hash: PINNED, dev: true });
+    await until(() => events.some((e) => e.type === "episode-abort"));
+    const ended = events.flatMap((e) => (e.type === "episode-end" ? [e.result] : []));
+    expect(ended.map((r) => r.code?.hash)).toEqual([PINNED]);
+    const abort = events.find((e) => e.type === "episode-abort");
+    expect(JSON.stringify(abort)).toContain("refuses");
+    expect(store.get(first!.episodeId)?.metadata.code).toBeUndefined();
+    await until(() => c.open().length === 1);
+  });
 });
