@@ -2,6 +2,7 @@
 import type { EnvironmentDefinition } from "../../../sdk/env/define-environment.ts";
 import type { Task } from "../../../sdk/env/protocol.ts";
 import { createWerewolvesEpisode } from "./episode.ts";
+import { referenceWolfReply } from "./reference-wolf.ts";
 import { createRng, deriveSeed } from "./rng.ts";
 import { dealRoles, PLAYERS } from "./roles.ts";
 
@@ -32,4 +33,5 @@ export const environment: EnvironmentDefinition = {
     }
     return tasks;
   },
+  solve: referenceWolfReply,
 };

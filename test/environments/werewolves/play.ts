@@ -67,22 +67,6 @@ export function randomLegalAgent(seed: number): Agent {
   };
 }
 
-/**
- * A hand-written werewolf for the compact view: kills and votes out the player claiming to be the seer
- * while that player lives, else the tonight's proposal or the lowest-seated living non-werewolf (so the
- * wolves vote together), and accuses no one.
- */
-export const smartWolfAgent: Agent = (_player, conversation, _turn, legal) => {
-  const prompt = conversation[conversation.length - 1] ?? "";
-  const q = prompt.split("\n").at(-1)!;
-  const names = legal.filter((n): n is string => n !== null);
-  const claimer = /(\d) claims seer/.exec(prompt)?.[1];
-  const proposed = /Proposed kill: (\d)/.exec(prompt)?.[1];
-  const seat = (n: string | undefined): string | undefined => (n && names.includes(`Player${n}`) ? `Player${n}` : undefined);
-  const target = seat(claimer) ?? seat(proposed);
-  const mates = (/wolves (\d) (\d) (\d)/.exec(prompt)?.slice(1) ?? []).map((n) => `Player${n}`);
-  const first = names.find((n) => !mates.includes(n)) ?? names[0]!;
-  if (q.includes("Agree?")) return JSON.stringify({ kill: target ?? first, reach_agreement: true });
-  if (q.includes("ccuse whom")) return JSON.stringify({ accuse: null });
-  return JSON.stringify({ vote: target ?? first });
-};
+/** The environment's reference werewolf (`solve`), as a scripted agent: it reads only the compact prompt. */
+export const smartWolfAgent: Agent = (player, conversation) =>
+  environment.solve!({ task: werewolvesTask("test-compact", 0), agent: player, messages: [{ role: "user", content: conversation.at(-1) ?? "" }] });
