@@ -25,6 +25,7 @@ export const E2E = [
   "test/hub/sweep/interrupt.test.ts",
   "test/hub/sweep/kill-resume.test.ts",
   "test/hub/train/cli.test.ts",
+  "test/hub/train/prepare-environments.test.ts",
   "test/hub/train/kill-resume.test.ts",
   "test/hub/train/tree-training.test.ts",
   "test/plugins/docker-driver.test.ts",

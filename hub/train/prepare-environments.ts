@@ -3,6 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { type EnvironmentRuntime, openEnvironment } from "../../plugins/index.ts";
 import type { EnvironmentEntry, RunConfig } from "../../server/config/index.ts";
 import { ManifestSchema } from "../../sdk/env/schemas.ts";
+import { findVersion, loadRegistry } from "../registry/index.ts";
 import { addEnvironment, type InstalledEnvironment, NotInstalledError, resolveInstalled } from "../store/index.ts";
 import { hashPluginDir } from "../swarm/hash-plugin-dir.ts";
 import { EnvironmentSetupError, PluginMismatchError } from "./errors.ts";
@@ -29,9 +30,18 @@ function sameOptions(a: Record<string, string>, b: Record<string, string>): bool
   return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
 }
 
+/** The sha256 the registry pins for `name@version`, or undefined when the registry does not list it (installed from elsewhere). */
+async function registryPin(name: string, version: string): Promise<string | undefined> {
+  try {
+    return findVersion((await loadRegistry()).registry, name, version).entry.sha256;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Installs every environment the config names that the project's store lacks (or holds with other
- * options, e.g. another `data` file), then opens each one.
+ * Installs every environment the config names that the project's store lacks, holds as a build the
+ * registry no longer pins, or holds with other options (e.g. another `data` file), then opens each one.
  */
 export async function prepareEnvironments(
   config: RunConfig,
@@ -47,8 +57,16 @@ export async function prepareEnvironments(
         }
         const want = wantedOptions(entry.options, options.projectDir);
         let installed = resolveInstalled(entry.name, entry.version, { projectDir: options.projectDir });
-        if (!installed || !sameOptions(installed.options, want)) {
-          options.log(installed ? `${entry.name}: reinstalling with the config's options` : `${entry.name}: not installed; installing it`);
+        const pinned = installed ? await registryPin(entry.name, installed.version) : undefined;
+        const stale = installed !== undefined && pinned !== undefined && pinned !== installed.sha256;
+        if (!installed || stale || !sameOptions(installed.options, want)) {
+          options.log(
+            !installed
+              ? `${entry.name}: not installed; installing it`
+              : stale
+                ? `${entry.name}@${installed.version}: the registry pins another build (sha256 ${pinned.slice(0, 12)}, installed ${installed.sha256.slice(0, 12)}); reinstalling`
+                : `${entry.name}: reinstalling with the config's options`,
+          );
           const { data, ...rest } = want;
           await addEnvironment({
             name: entry.name,
