@@ -8,14 +8,14 @@ import type { SolveRequest } from "../../../sdk/env/protocol.ts";
  */
 export function referenceWolfReply(request: SolveRequest): string {
   const prompt = [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";
-  const head = /^You are (Player\d), (\w+)(?: \(wolves ([\d ]+)\))?\. Round \d+\. Alive ([\d ]+)\./.exec(prompt);
+  const head = /^You are (Player\d), (\w+)(?: \(wolves ([\d ]+)\))?\. Round \d+\. Alive ([\d ]+)\./m.exec(prompt);
   if (!head) throw new Error("werewolves: solve answers a compact-view prompt only (the -compact splits)");
   if (head[2] !== "werewolf") throw new Error(`werewolves: solve plays werewolf seats only, not a ${head[2]}`);
   const mates = new Set(head[3]!.split(" ").map((n) => `Player${n}`));
   const living = head[4]!.split(" ").map((n) => `Player${n}`);
   const targets = living.filter((p) => !mates.has(p));
   const alive = (n: string | undefined): string | undefined => (n !== undefined && targets.includes(`Player${n}`) ? `Player${n}` : undefined);
-  const target = alive(/(\d) claims seer/.exec(prompt)?.[1]) ?? alive(/Proposed kill: (\d)/.exec(prompt)?.[1]) ?? targets[0];
+  const target = alive(/^Seer claim: (\d)/.exec(prompt)?.[1]) ?? alive(/Proposed kill: (\d)/.exec(prompt)?.[1]) ?? targets[0];
   const question = prompt.split("\n").at(-1)!;
   if (question.includes("Agree?")) return JSON.stringify({ kill: target, reach_agreement: true });
   if (question.includes("ccuse whom")) return JSON.stringify({ accuse: null });
