@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { EmbeddedModelSchema, OptimizerSchema } from "../../config/run-config.ts";
 import type { TrainBatch, TrainMetrics, TrainSample } from "../../training/sample.ts";
 import type { Engine, GenerateResult, SamplingParams, TokenMask } from "../engine.ts";
+import { flatAccumulator, treeAccumulator } from "./accumulators.ts";
 import { applyAdam, clipGradNorm, createAdamState, type AdamState } from "./adam.ts";
 import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from "./checkpoint.ts";
 import { DecodeScratch, decodeTokens } from "./decode.ts";
@@ -23,18 +24,8 @@ import { forwardSequence, scoreSequence, transposeWeights } from "./model.ts";
 import { PrefixCachePool } from "./prefix-cache.ts";
 import { Rng } from "./rng.ts";
 import { logSumExp } from "./kernels.ts";
-import { sampleToken, topLogprobs } from "./sampling.ts";
-import {
-  accumulateSample,
-  accumulateTree,
-  countLossTokens,
-  createLossTotals,
-  scoreReference,
-  scoreReferenceTree,
-  type LossTotals,
-  type StepLossParams,
-} from "./train-step.ts";
-import { packTreeBatch, treeBudget } from "./tree-batch.ts";
+import { TokenSampler, topLogprobs } from "./sampling.ts";
+import { countLossTokens, createLossTotals } from "./train-step.ts";
 
 export type EmbeddedModelOptions = z.infer<typeof EmbeddedModelSchema>;
 export type OptimizerOptions = z.infer<typeof OptimizerSchema>;
@@ -94,8 +85,7 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
   private readonly rng: Rng;
   private readonly scratch: DecodeScratch;
   private readonly pool: PrefixCachePool;
-  private readonly order: Int32Array;
-  private readonly probs: Float64Array;
+  private readonly sampler: TokenSampler;
   private readonly masked: Float32Array;
   private readonly allowed: Uint8Array;
   /** Generations run one at a time, in call order. */
@@ -120,8 +110,7 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     this.rng = new Rng(opts.model.seed ^ 0x5eed);
     this.scratch = new DecodeScratch(this.shape);
     this.pool = new PrefixCachePool(this.shape, opts.prefixCaches ?? 16);
-    this.order = new Int32Array(this.shape.vocabSize);
-    this.probs = new Float64Array(this.shape.vocabSize);
+    this.sampler = new TokenSampler(this.shape.vocabSize);
     this.masked = new Float32Array(this.shape.vocabSize);
     this.allowed = new Uint8Array(this.shape.vocabSize);
   }
@@ -170,7 +159,7 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
         if (!applyMask(params.mask, logits, this.masked, this.allowed, limit - outputIds.length)) break;
         sampleFrom = this.masked;
       }
-      const id = sampleToken(sampleFrom, V, params.temperature, params.topP, rng, this.order, this.probs).id;
+      const id = this.sampler.pick(sampleFrom, params.temperature, params.topP, rng);
       const logprob = logits[id]! - logSumExp(logits, 0, V);
       params.mask?.accept(id);
       outputIds.push(id);
@@ -277,10 +266,9 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     const batchTokens = batch.samples.reduce((n, s) => n + countLossTokens(s), 0);
     const lossParams = { clipEps: o.clipEps, klCoef: o.klCoef, supervised: batch.supervised === true };
     const ref = o.klCoef > 0 ? this.reference : null;
-    const accumulate =
-      batch.prefixTree === true
-        ? this.treeAccumulator(batch, ref, batchTokens, lossParams)
-        : this.flatAccumulator(batch, ref, batchTokens, lossParams);
+    const model = { weights: this.weights, grads: this.grads, shape: this.shape };
+    const step = { batch, ref, batchTokens, params: lossParams };
+    const accumulate = batch.prefixTree === true ? treeAccumulator(model, step) : flatAccumulator(model, step, o.microBatch);
     let loss = 0;
     let gradNorm = 0;
     let clipped = 0;
@@ -322,38 +310,6 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     return metrics;
   }
 
-  /** One unit per micro-batch of samples, each sample its own forward and backward pass. */
-  private flatAccumulator(batch: TrainBatch, ref: ModelWeights | null, batchTokens: number, params: StepLossParams): Accumulator {
-    const micro = this.opts.optimizer.microBatch;
-    const refLogps = ref ? batch.samples.map((s) => scoreReference(ref, this.shape, s)) : undefined;
-    return {
-      units: Math.ceil(batch.samples.length / micro),
-      run: (unit, wT, totals) => {
-        const end = Math.min((unit + 1) * micro, batch.samples.length);
-        for (let i = unit * micro; i < end; i++) {
-          accumulateSample(this.weights, wT, this.grads, this.shape, batch.samples[i]!, refLogps?.[i], batchTokens, params, totals);
-        }
-      },
-    };
-  }
-
-  /**
-   * One unit per prefix trie, each within the cost of two full-context samples (`treeBudget`, so a
-   * unit's work and activations stay within twice the longest flat sample's): one forward and backward
-   * pass each.
-   */
-  private treeAccumulator(batch: TrainBatch, ref: ModelWeights | null, batchTokens: number, params: StepLossParams): Accumulator {
-    const packs = packTreeBatch(batch.samples, treeBudget(this.shape));
-    const refLogps = ref ? packs.map((p) => scoreReferenceTree(ref, this.shape, p)) : undefined;
-    return {
-      units: packs.length,
-      treeTokens: packs.reduce((n, p) => n + p.layout.ids.length, 0),
-      run: (unit, wT, totals) => {
-        accumulateTree(this.weights, wT, this.grads, this.shape, packs[unit]!, refLogps?.[unit], batchTokens, params, totals);
-      },
-    };
-  }
-
   private checkSample(s: TrainSample): void {
     const T = s.tokenIds.length;
     if (s.lossMask.length !== T || s.logprobs.length !== T) {
@@ -391,14 +347,6 @@ class EmbeddedEngineImpl implements EmbeddedEngine {
     this.lastWrite = run.catch(() => undefined);
     return run;
   }
-}
-
-/** A step's gradient work in units that the event loop runs between. */
-interface Accumulator {
-  units: number;
-  /** Tokens the units compute as prefix tries; absent for flat samples. */
-  treeTokens?: number;
-  run(unit: number, wT: ReturnType<typeof transposeWeights>, totals: LossTotals): void;
 }
 
 /** Copies `logits` into `masked` with disallowed ids at -Infinity; false when the mask allows nothing. */

@@ -37,7 +37,7 @@ export {
   type TransposedWeights,
 } from "./model.ts";
 export { DecodeScratch, KvCache, decodeTokens } from "./decode.ts";
-export { sampleToken, topLogprobs, type SampledToken } from "./sampling.ts";
+export { TokenSampler, topLogprobs } from "./sampling.ts";
 export { computeTokenLoss, type TokenLoss, type TokenLossParams } from "./ppo-loss.ts";
 export {
   accumulateSample,

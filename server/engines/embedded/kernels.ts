@@ -44,14 +44,8 @@ export function matmulABt(
 ): void {
   let i = 0;
   for (; i + 3 < m; i += 4) {
-    const a0 = i * k;
-    const a1 = a0 + k;
-    const a2 = a1 + k;
-    const a3 = a2 + k;
-    const c0 = i * n;
-    const c1 = c0 + n;
-    const c2 = c1 + n;
-    const c3 = c2 + n;
+    const a0 = i * k, a1 = a0 + k, a2 = a1 + k, a3 = a2 + k;
+    const c0 = i * n, c1 = c0 + n, c2 = c1 + n, c3 = c2 + n;
     let j = 0;
     for (; j + 1 < n; j += 2) {
       const b0 = j * k;
@@ -106,10 +100,7 @@ export function matmulABt(
     const ci = i * n;
     let j = 0;
     for (; j + 3 < n; j += 4) {
-      const b0 = j * k;
-      const b1 = b0 + k;
-      const b2 = b1 + k;
-      const b3 = b2 + k;
+      const b0 = j * k, b1 = b0 + k, b2 = b1 + k, b3 = b2 + k;
       let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
       for (let p = 0; p < k; p++) {
         const x = a[ai + p]!;

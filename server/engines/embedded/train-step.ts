@@ -37,6 +37,27 @@ export function scoreReference(ref: ModelWeights, shape: ModelShape, sample: Tra
 }
 
 /**
+ * Adds masked token t of `sample` (log-prob `newLogp` under the current weights) to `totals`, its loss
+ * times `scale`; returns d loss / d newLogp times `scale`.
+ */
+function addTokenLoss(
+  totals: LossTotals,
+  sample: TrainSample,
+  t: number,
+  newLogp: number,
+  refLogp: number | undefined,
+  scale: number,
+  params: StepLossParams,
+): number {
+  const tl = computeTokenLoss(newLogp, params.supervised ? newLogp : sample.logprobs[t]!, sample.advantage, refLogp, params);
+  totals.loss += scale * (params.supervised ? -newLogp : tl.loss);
+  totals.tokens++;
+  totals.kl += tl.kl;
+  if (tl.clipped) totals.clipped++;
+  return scale * tl.dLogp;
+}
+
+/**
  * Adds one sample's contribution to the batch loss to `totals` and its gradient to `grads`. The loss is
  * the token mean over the batch: each masked token's PPO(+KL) loss times the sample's weight, over
  * `batchTokens` (the masked-token count of the whole batch).
@@ -64,12 +85,7 @@ export function accumulateSample(
     const lse = logSumExp(pass.logits, off, V);
     const id = sample.tokenIds[t]!;
     const newLogp = pass.logits[off + id]! - lse;
-    const tl = computeTokenLoss(newLogp, params.supervised ? newLogp : sample.logprobs[t]!, sample.advantage, refLogps?.[t], params);
-    totals.loss += scale * (params.supervised ? -newLogp : tl.loss);
-    totals.tokens++;
-    totals.kl += tl.kl;
-    if (tl.clipped) totals.clipped++;
-    const g = scale * tl.dLogp;
+    const g = addTokenLoss(totals, sample, t, newLogp, refLogps?.[t], scale, params);
     if (g === 0) continue;
     // d logp(id) / d logits = onehot(id) - softmax.
     for (let v = 0; v < V; v++) dLogits[off + v] = -g * Math.exp(pass.logits[off + v]! - lse);
@@ -137,12 +153,7 @@ export function accumulateTree(
       if (Number.isNaN(lse[row]!)) lse[row] = logSumExp(pass.logits, off, V);
       const id = sample.tokenIds[t]!;
       const newLogp = pass.logits[off + id]! - lse[row]!;
-      const tl = computeTokenLoss(newLogp, params.supervised ? newLogp : sample.logprobs[t]!, sample.advantage, refLogps?.[node], params);
-      totals.loss += scale * (params.supervised ? -newLogp : tl.loss);
-      totals.tokens++;
-      totals.kl += tl.kl;
-      if (tl.clipped) totals.clipped++;
-      const g = scale * tl.dLogp;
+      const g = addTokenLoss(totals, sample, t, newLogp, refLogps?.[node], scale, params);
       if (g === 0) continue;
       softmaxWeight[row]! += g;
       dLogits[off + id]! += g;
