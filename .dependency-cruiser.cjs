@@ -47,72 +47,64 @@ const PUBLIC_ENTRIES = [
 ];
 const PUBLIC_ENTRY = `^(${PUBLIC_ENTRIES.map((e) => e.replaceAll(".", "\\.")).join("|")})$`;
 
+/** A rule that fails the check for every import from a file matching `from` to one matching `to`. */
+const forbid = (name, comment, from, to) => ({ name, comment, severity: "error", from, to });
+/** A rule that lets files matching `from` import files under `toPath` for types only. */
+const typesOnly = (name, comment, from, toPath) =>
+  forbid(name, comment, { path: from }, { path: toPath, dependencyTypesNot: ["type-only"] });
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    {
-      name: "no-circular",
-      comment: "No import cycles, type-only edges included: move the shared type or code to a file both import.",
-      severity: "error",
-      from: {},
-      to: { circular: true },
-    },
-    {
-      name: "sdk-not-server-or-hub",
-      comment: "sdk/ never imports server/ or hub/ (sdk/README.md).",
-      severity: "error",
-      from: { path: "^sdk/" },
-      to: { path: "^(server|hub)/" },
-    },
-    {
-      name: "sdk-plugins-types-only",
-      comment: "sdk/ imports plugins/ (its entry, plugins/index.ts) for the sandbox runtime's types only (sdk/README.md).",
-      severity: "error",
-      from: { path: "^sdk/" },
-      to: { path: "^plugins/", dependencyTypesNot: ["type-only"] },
-    },
-    {
-      name: "plugins-not-server-or-hub",
-      comment: "plugins/ never imports server/ or hub/ (plugins/README.md).",
-      severity: "error",
-      from: { path: "^plugins/" },
-      to: { path: "^(server|hub)/" },
-    },
-    {
-      name: "plugins-sdk-env-only",
-      comment: "plugins/ may import sdk/env/ (plugins/README.md) and the failure vocabulary (sdk/README.md), nothing else of sdk/.",
-      severity: "error",
-      from: { path: "^plugins/" },
-      to: { path: "^sdk/", pathNot: "^sdk/(env/|failure-kinds\\.ts$)" },
-    },
-    {
-      name: "server-not-plugins-hub-sdk",
-      comment: "server/ never imports plugins/, hub/ or sdk/, except the type of the failure vocabulary (server/README.md).",
-      severity: "error",
-      from: { path: "^server/" },
-      to: { path: "^(plugins|hub|sdk)/", pathNot: "^sdk/failure-kinds\\.ts$" },
-    },
-    {
-      name: "public-entries-only",
-      comment: "Another top-level folder is imported only through its public entries (PUBLIC_ENTRIES above, the folder READMEs).",
-      severity: "error",
-      from: { path: "^(hub|sdk|server|plugins)/" },
-      to: { path: "^(hub|sdk|server|plugins|errors)/", pathNot: ["^$1/", PUBLIC_ENTRY] },
-    },
-    {
-      name: "errors-imports-nothing",
-      comment: "errors/ is the root every folder imports, so it imports none of them (errors/README.md).",
-      severity: "error",
-      from: { path: "^errors/" },
-      to: { path: "^(hub|sdk|server|plugins|environments)/" },
-    },
-    {
-      name: "server-failure-kinds-types-only",
-      comment: "server/ imports sdk/failure-kinds.ts for the `FailureKind` type only (server/README.md).",
-      severity: "error",
-      from: { path: "^server/" },
-      to: { path: "^sdk/failure-kinds\\.ts$", dependencyTypesNot: ["type-only"] },
-    },
+    forbid(
+      "no-circular",
+      "No import cycles, type-only edges included: move the shared type or code to a file both import.",
+      {},
+      { circular: true },
+    ),
+    forbid("sdk-not-server-or-hub", "sdk/ never imports server/ or hub/ (sdk/README.md).", { path: "^sdk/" }, { path: "^(server|hub)/" }),
+    typesOnly(
+      "sdk-plugins-types-only",
+      "sdk/ imports plugins/ (its entry, plugins/index.ts) for the sandbox runtime's types only (sdk/README.md).",
+      "^sdk/",
+      "^plugins/",
+    ),
+    forbid(
+      "plugins-not-server-or-hub",
+      "plugins/ never imports server/ or hub/ (plugins/README.md).",
+      { path: "^plugins/" },
+      { path: "^(server|hub)/" },
+    ),
+    forbid(
+      "plugins-sdk-env-only",
+      "plugins/ may import sdk/env/ (plugins/README.md) and the failure vocabulary (sdk/README.md), nothing else of sdk/.",
+      { path: "^plugins/" },
+      { path: "^sdk/", pathNot: "^sdk/(env/|failure-kinds\\.ts$)" },
+    ),
+    forbid(
+      "server-not-plugins-hub-sdk",
+      "server/ never imports plugins/, hub/ or sdk/, except the type of the failure vocabulary (server/README.md).",
+      { path: "^server/" },
+      { path: "^(plugins|hub|sdk)/", pathNot: "^sdk/failure-kinds\\.ts$" },
+    ),
+    forbid(
+      "public-entries-only",
+      "Another top-level folder is imported only through its public entries (PUBLIC_ENTRIES above, the folder READMEs).",
+      { path: "^(hub|sdk|server|plugins)/" },
+      { path: "^(hub|sdk|server|plugins|errors)/", pathNot: ["^$1/", PUBLIC_ENTRY] },
+    ),
+    forbid(
+      "errors-imports-nothing",
+      "errors/ is the root every folder imports, so it imports none of them (errors/README.md).",
+      { path: "^errors/" },
+      { path: "^(hub|sdk|server|plugins|environments)/" },
+    ),
+    typesOnly(
+      "server-failure-kinds-types-only",
+      "server/ imports sdk/failure-kinds.ts for the `FailureKind` type only (server/README.md).",
+      "^server/",
+      "^sdk/failure-kinds\\.ts$",
+    ),
   ],
   options: {
     doNotFollow: { path: "node_modules" },
