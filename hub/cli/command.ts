@@ -1,3 +1,5 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
 /** A CLI subcommand. Each lives in `hub/cli/commands/<name>.ts` and exports `command`. */
 export interface Command {
   name: string;
@@ -16,3 +18,16 @@ export interface Command {
  * (errors/codes.ts, docs/errors.md): every command maps a coded error to its exit code with `exitCodeFor`.
  */
 export { EXIT, exitCodeFor } from "../../errors/index.ts";
+
+/**
+ * A command's flags, parsed strictly (node:util `parseArgs`, no positionals). A usage error is printed
+ * with the command's help and gives null: the command then exits with `EXIT.usage`.
+ */
+export function parseFlags<O extends NonNullable<ParseArgsConfig["options"]>>(name: string, help: string, argv: string[], options: O) {
+  try {
+    return parseArgs({ args: argv, options, strict: true }).values;
+  } catch (err) {
+    console.error(`agentjet ${name}: ${(err as Error).message}\n\n${help}`);
+    return null;
+  }
+}

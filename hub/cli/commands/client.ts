@@ -1,9 +1,8 @@
-import { parseArgs } from "node:util";
 import { type ClientEnvironment, ENV_MISMATCH_CODE, SwarmClient } from "../../../sdk/swarm/index.ts";
 import { resolveClientEnvs } from "../../swarm/client-environments.ts";
 import { reloadLocalPlugins } from "../../swarm/reload-local-plugins.ts";
 import { createWorkflowLoader } from "../../swarm/workflow-loader.ts";
-import { type Command, EXIT, exitCodeFor } from "../command.ts";
+import { type Command, EXIT, exitCodeFor, parseFlags } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `agentjet client --server URL [options]
@@ -48,29 +47,20 @@ export const command: Command = {
   summary: "run a swarm client: episodes in sandboxes, rewards to the server",
   help: HELP,
   async run(argv) {
-    let args;
-    try {
-      args = parseArgs({
-        args: argv,
-        options: {
-          server: { type: "string" },
-          token: { type: "string" },
-          envs: { type: "string" },
-          "env-path": { type: "string", multiple: true },
-          concurrency: { type: "string" },
-          "episodes-per-instance": { type: "string" },
-          workflow: { type: "string" },
-          watch: { type: "boolean", default: false },
-          "client-id": { type: "string" },
-          "agree-sync-every": { type: "string" },
-          project: { type: "string" },
-        },
-        strict: true,
-      }).values;
-    } catch (err) {
-      process.stderr.write(`agentjet client: ${(err as Error).message}\n\n${HELP}\n`);
-      return EXIT.usage;
-    }
+    const args = parseFlags("client", HELP, argv, {
+      server: { type: "string" },
+      token: { type: "string" },
+      envs: { type: "string" },
+      "env-path": { type: "string", multiple: true },
+      concurrency: { type: "string" },
+      "episodes-per-instance": { type: "string" },
+      workflow: { type: "string" },
+      watch: { type: "boolean", default: false },
+      "client-id": { type: "string" },
+      "agree-sync-every": { type: "string" },
+      project: { type: "string" },
+    });
+    if (args === null) return EXIT.usage;
     const server = args.server ?? process.env.AGENTJET_SERVER;
     const concurrency = Number(args.concurrency ?? 8);
     if (!server || !Number.isInteger(concurrency) || concurrency < 1) {

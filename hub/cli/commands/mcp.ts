@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { serveStdio } from "../../mcp/server.ts";
-import { type Command, EXIT } from "../command.ts";
+import { type Command, EXIT, parseFlags } from "../command.ts";
 
 const HELP = `Usage: agentjet mcp [--project <dir>]
 
@@ -39,13 +38,8 @@ export const command: Command = {
   summary: "A Model Context Protocol server (stdio) with typed tools for coding agents",
   help: HELP,
   async run(argv) {
-    let values;
-    try {
-      ({ values } = parseArgs({ args: argv, options: { project: { type: "string" } }, allowPositionals: false, strict: true }));
-    } catch (err) {
-      console.error(`agentjet mcp: ${(err as Error).message}\n\n${HELP}`);
-      return EXIT.usage;
-    }
+    const values = parseFlags("mcp", HELP, argv, { project: { type: "string" } });
+    if (values === null) return EXIT.usage;
     const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "..", "package.json"), "utf8")) as { version: string };
     await serveStdio({ version: pkg.version, ...(values.project !== undefined ? { projectDir: values.project } : {}) });
     return EXIT.ok;

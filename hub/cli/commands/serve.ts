@@ -1,9 +1,8 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { AuthConfigError, describeTokens } from "../../../server/app/index.ts";
 import { formatConfigIssues, loadRunConfig } from "../../../server/config/index.ts";
 import { TrainingService } from "../../run/service.ts";
-import { type Command, EXIT, exitCodeFor } from "../command.ts";
+import { type Command, EXIT, exitCodeFor, parseFlags } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `Usage: agentjet serve [--config <run.yaml>] [--host <addr>] [--port <n>] [--run-dir <dir>]
@@ -72,25 +71,16 @@ export const command: Command = {
   summary: "Start the training server (OpenAI-compatible API, /swarm, scheduler, trainer); with no config it waits for one",
   help: HELP,
   async run(argv) {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        options: {
-          config: { type: "string" },
-          host: { type: "string" },
-          port: { type: "string" },
-          "run-dir": { type: "string" },
-          "public-url": { type: "string" },
-          project: { type: "string" },
-          "log-level": { type: "string", default: "info" },
-        },
-        strict: true,
-      }));
-    } catch (err) {
-      console.error(`agentjet serve: ${(err as Error).message}\n\n${HELP}`);
-      return EXIT.usage;
-    }
+    const values = parseFlags("serve", HELP, argv, {
+      config: { type: "string" },
+      host: { type: "string" },
+      port: { type: "string" },
+      "run-dir": { type: "string" },
+      "public-url": { type: "string" },
+      project: { type: "string" },
+      "log-level": { type: "string", default: "info" },
+    });
+    if (values === null) return EXIT.usage;
     const port = values.port === undefined ? undefined : Number(values.port);
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
       console.error(`agentjet serve: --port must be an integer 0-65535, got '${values.port}'`);
