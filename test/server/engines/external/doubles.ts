@@ -1,4 +1,8 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
+import { afterEach } from "vitest";
 import { EngineSchema } from "../../../../server/config/run-config.ts";
 import { buildVllmDouble, type VllmDouble, type VllmDoubleOptions } from "../../../doubles/vllm-double.ts";
 import type { OpenAITokensEngineConfig } from "../../../../server/engines/openai-tokens/openai-tokens-engine.ts";
@@ -45,6 +49,24 @@ export async function startDoubles(opts: { replicas?: number; vllm?: VllmDoubleO
     async close() {
       await Promise.all(apps.map((a) => a.close()));
     },
+  };
+}
+
+/**
+ * Doubles and a scratch folder for each test of the calling file, both gone after each test (it registers
+ * an `afterEach`): `start` starts the doubles, `tempDir` makes the folder (named from `prefix`).
+ */
+export function doublesPerTest(prefix = "aj-doubles-"): { start: typeof startDoubles; tempDir(): Promise<string> } {
+  let rig: DoubleRig | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await rig?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    rig = dir = undefined;
+  });
+  return {
+    start: async (opts) => (rig = await startDoubles(opts)),
+    tempDir: async () => (dir = await mkdtemp(join(tmpdir(), prefix))),
   };
 }
 

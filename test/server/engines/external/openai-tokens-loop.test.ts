@@ -1,11 +1,9 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SamplingParams } from "../../../../server/engines/engine.ts";
 import { createOpenAITokensEngine } from "../../../../server/engines/openai-tokens/index.ts";
 import type { TrainSample } from "../../../../server/training/sample.ts";
-import { startDoubles, type DoubleRig } from "./doubles.ts";
+import { doublesPerTest } from "./doubles.ts";
 
 const PARAMS: SamplingParams = { maxTokens: 6, temperature: 1, topP: 1, seed: 7, stopIds: [] };
 
@@ -18,18 +16,11 @@ function mergeTwoCalls(prompt: number[], out1: { outputIds: number[]; logprobs: 
 }
 
 describe("openai-tokens engine against the vLLM and trainer test doubles (loopback HTTP)", () => {
-  let rig: DoubleRig | undefined;
-  let dir: string | undefined;
-  afterEach(async () => {
-    await rig?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-    rig = undefined;
-    dir = undefined;
-  });
+  const doubles = doublesPerTest("aj-ext-");
 
   it("generate -> train step -> publish -> the next call is served by the new adapter", async () => {
-    dir = await mkdtemp(join(tmpdir(), "aj-ext-"));
-    rig = await startDoubles({ trainer: { publishDir: dir }, vllm: { requireAdapterFiles: true } });
+    const dir = await doubles.tempDir();
+    const rig = await doubles.start({ trainer: { publishDir: dir }, vllm: { requireAdapterFiles: true } });
     const engine = createOpenAITokensEngine(rig.config());
     expect(engine.kind).toBe("openai-tokens");
     expect(engine.version()).toBe(0);
@@ -90,7 +81,7 @@ describe("openai-tokens engine against the vLLM and trainer test doubles (loopba
   });
 
   it("refuses to train a span it never served, and nothing reaches the trainer", async () => {
-    rig = await startDoubles({ replicas: 1 });
+    const rig = await doubles.start({ replicas: 1 });
     const engine = createOpenAITokensEngine(rig.config());
     const g = await engine.generate([5, 6, 7], PARAMS);
     const tampered = [...g.outputIds];
@@ -121,7 +112,7 @@ describe("openai-tokens engine against the vLLM and trainer test doubles (loopba
   });
 
   it("scoreTokens reproduces the served behaviour log-probs from vLLM's prompt_logprobs", async () => {
-    rig = await startDoubles({ replicas: 1 });
+    const rig = await doubles.start({ replicas: 1 });
     const engine = createOpenAITokensEngine(rig.config());
     const prompt = [7, 8, 9];
     const g = await engine.generate(prompt, { ...PARAMS, temperature: 0.8 });
@@ -132,7 +123,7 @@ describe("openai-tokens engine against the vLLM and trainer test doubles (loopba
   });
 
   it("full-weights mode: the trainer reports the version, calls keep the base model name", async () => {
-    rig = await startDoubles({ replicas: 1, trainer: { mode: "full" } });
+    const rig = await doubles.start({ replicas: 1, trainer: { mode: "full" } });
     const engine = createOpenAITokensEngine(rig.config({ weights: "full" }));
     const g = await engine.generate([1, 2], PARAMS);
     await engine.train({
@@ -145,8 +136,8 @@ describe("openai-tokens engine against the vLLM and trainer test doubles (loopba
   });
 
   it("save and load go through the trainer and reload the checkpoint's adapter", async () => {
-    dir = await mkdtemp(join(tmpdir(), "aj-ext-"));
-    rig = await startDoubles({ replicas: 1 });
+    const dir = await doubles.tempDir();
+    const rig = await doubles.start({ replicas: 1 });
     const engine = createOpenAITokensEngine(rig.config({ adapterPrefix: "pol" }));
     const g = await engine.generate([3, 4], PARAMS);
     const sample: TrainSample = { tokenIds: [3, 4, ...g.outputIds], lossMask: [0, 0, ...g.outputIds.map(() => 1)], logprobs: [0, 0, ...g.logprobs], advantage: 1, weight: 1 };
@@ -164,7 +155,7 @@ describe("openai-tokens engine against the vLLM and trainer test doubles (loopba
   });
 
   it("old adapters are unloaded once newer versions serve", async () => {
-    rig = await startDoubles({ replicas: 1 });
+    const rig = await doubles.start({ replicas: 1 });
     const engine = createOpenAITokensEngine(rig.config({ adapterPrefix: "pol" }));
     for (let step = 0; step < 4; step++) {
       const g = await engine.generate([3, 4], PARAMS);

@@ -1,20 +1,16 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SamplingParams } from "../../../../server/engines/engine.ts";
 import { createOpenAITokensEngine } from "../../../../server/engines/openai-tokens/index.ts";
 import { ReplicaPool } from "../../../../server/engines/openai-tokens/replica-pool.ts";
-import { deadUrl, startDoubles, type DoubleRig } from "./doubles.ts";
+import { deadUrl, doublesPerTest } from "./doubles.ts";
 
 const PARAMS: SamplingParams = { maxTokens: 3, temperature: 0, topP: 1, stopIds: [] };
 
 describe("replicas behind one policy", () => {
-  let rig: DoubleRig | undefined;
-  afterEach(async () => {
-    await rig?.close();
-    rig = undefined;
-  });
+  const doubles = doublesPerTest();
 
   it("balances by in-flight load", async () => {
-    rig = await startDoubles({ replicas: 2 });
+    const rig = await doubles.start({ replicas: 2 });
     const engine = createOpenAITokensEngine(rig.config());
     const releases = rig.replicas.map((r) => r.hold());
     const calls = Array.from({ length: 6 }, (_, i) => engine.generate([i + 1, 2], PARAMS));
@@ -36,12 +32,12 @@ describe("replicas behind one policy", () => {
   });
 
   it("replicaWeights must match baseUrls", async () => {
-    rig = await startDoubles({ replicas: 2 });
-    expect(() => createOpenAITokensEngine(rig!.config({ replicaWeights: [1] }))).toThrow(expect.objectContaining({ code: "AJ_ERR_ENGINE_CONFIG" }));
+    const rig = await doubles.start({ replicas: 2 });
+    expect(() => createOpenAITokensEngine(rig.config({ replicaWeights: [1] }))).toThrow(expect.objectContaining({ code: "AJ_ERR_ENGINE_CONFIG" }));
   });
 
   it("a refused connection is retried on another replica", async () => {
-    rig = await startDoubles({ replicas: 1 });
+    const rig = await doubles.start({ replicas: 1 });
     const cfg = rig.config();
     const engine = createOpenAITokensEngine({ ...cfg, baseUrls: [await deadUrl(), ...cfg.baseUrls] });
     for (let i = 0; i < 3; i++) await expect(engine.generate([1, 2, 3], PARAMS)).resolves.toMatchObject({ version: 0 });
@@ -49,7 +45,7 @@ describe("replicas behind one policy", () => {
   });
 
   it("a 500 is retried elsewhere; when every try fails the error is coded", async () => {
-    rig = await startDoubles({ replicas: 2 });
+    const rig = await doubles.start({ replicas: 2 });
     const engine = createOpenAITokensEngine(rig.config());
     for (const r of rig.replicas) r.failNext(1, 500);
     await expect(engine.generate([1, 2], PARAMS)).rejects.toMatchObject({ code: "AJ_ERR_NO_REPLICA" });
@@ -62,14 +58,14 @@ describe("replicas behind one policy", () => {
   });
 
   it("a 400 is not retried", async () => {
-    rig = await startDoubles({ replicas: 2, vllm: { maxModelLen: 8 } });
+    const rig = await doubles.start({ replicas: 2, vllm: { maxModelLen: 8 } });
     const engine = createOpenAITokensEngine(rig.config({ maxContext: 100 }));
     await expect(engine.generate([1, 2, 3, 4, 5, 6], PARAMS)).rejects.toMatchObject({ code: "AJ_ERR_REPLICA_REQUEST", status: 400 });
     expect(rig.replicas.reduce((n, r) => n + r.requests.length, 0)).toBe(1);
   });
 
   it("max_tokens is clipped to the context left, and a full context is a coded error", async () => {
-    rig = await startDoubles({ replicas: 1 });
+    const rig = await doubles.start({ replicas: 1 });
     const engine = createOpenAITokensEngine(rig.config({ maxContext: 5 }));
     const g = await engine.generate([1, 2, 3], { ...PARAMS, maxTokens: 10 });
     expect(g.outputIds).toHaveLength(2);
@@ -77,7 +73,7 @@ describe("replicas behind one policy", () => {
   });
 
   it("stop ids end the output and are kept; top log-probs come back as ids", async () => {
-    rig = await startDoubles({ replicas: 1, vllm: { vocabSize: 4 } });
+    const rig = await doubles.start({ replicas: 1, vllm: { vocabSize: 4 } });
     const engine = createOpenAITokensEngine(rig.config());
     const g = await engine.generate([1, 2], { maxTokens: 50, temperature: 1, topP: 1, seed: 3, stopIds: [0, 1, 2, 3], topLogprobs: 2 });
     expect(g.finishReason).toBe("stop");
@@ -87,7 +83,7 @@ describe("replicas behind one policy", () => {
   });
 
   it("a replica that missed an adapter load is left out until it catches up", async () => {
-    rig = await startDoubles({ replicas: 2 });
+    const rig = await doubles.start({ replicas: 2 });
     const engine = createOpenAITokensEngine(rig.config({ adapterPrefix: "pol" }));
     const g = await engine.generate([1, 2], PARAMS);
     // Replica 1 already holds the name: vLLM refuses a second load, the engine unloads and reloads it.
