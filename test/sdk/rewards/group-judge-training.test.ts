@@ -1,46 +1,38 @@
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { readEvents } from "../../hub/train/helpers.ts";
 import { removeTempDirs, tempDir } from "../../hub/helpers.ts";
-import { copyPlugin, queryRunDb, trainOnPlugin } from "./helpers.ts";
-import { type JudgeDouble, startJudgeDouble } from "../../helpers/judge-double.ts";
+import { copyPlugin, judgeDoublePerFile, queryRunDb, trainOnPlugin } from "./helpers.ts";
 
 const vowels = (s: string) => (s.match(/[aeiou]/gi) ?? []).length;
 
-let judge: JudgeDouble;
 let malformedOnce = true;
-beforeAll(async () => {
-  // A group judge: ranks the trajectories by vowel count (ties: lower number first), best first. Its
-  // first answer is malformed (a ranking that names a trajectory twice), which it must retry.
-  judge = await startJudgeDouble((prompt) => {
-    const parts = prompt.split("### Trajectory ").slice(1);
-    if (malformedOnce) {
-      malformedOnce = false;
-      return `Ranking: ${JSON.stringify(parts.map(() => 1))}`;
-    }
-    const scored = parts.map((p) => {
-      const n = Number(p.split("\n")[0]);
-      return { n, v: vowels(p.slice(p.indexOf("\n") + 1)) };
-    });
-    scored.sort((a, b) => b.v - a.v || a.n - b.n);
-    return `After comparing them:\n${JSON.stringify(scored.map((s) => s.n))}`;
+// A group judge: ranks the trajectories by vowel count (ties: lower number first), best first. Its
+// first answer is malformed (a ranking that names a trajectory twice), which it must retry.
+const judge = judgeDoublePerFile((prompt) => {
+  const parts = prompt.split("### Trajectory ").slice(1);
+  if (malformedOnce) {
+    malformedOnce = false;
+    return `Ranking: ${JSON.stringify(parts.map(() => 1))}`;
+  }
+  const scored = parts.map((p) => {
+    const n = Number(p.split("\n")[0]);
+    return { n, v: vowels(p.slice(p.indexOf("\n") + 1)) };
   });
+  scored.sort((a, b) => b.v - a.v || a.n - b.n);
+  return `After comparing them:\n${JSON.stringify(scored.map((s) => s.n))}`;
 });
-afterAll(async () => {
-  await judge.close();
-  removeTempDirs();
-});
+afterAll(removeTempDirs);
 
 describe("group-relative judging (real agentjet train, a judge-model double over HTTP)", () => {
   it("the judge ranks each GRPO group's n replies at once, and rank r of n earns (n - r) / (n - 1)", { timeout: 240_000 }, async () => {
     const cwd = tempDir("group-judge");
     const plugin = copyPlugin("ranked", cwd, { src: "judged" });
-    const r = await trainOnPlugin(
+    await trainOnPlugin(
       cwd,
       { plugin, env: "ranked", seed: 7, steps: 2, batchTasks: 4, groupSize: 4, maxTokens: 8, concurrency: 16 },
-      { AGENTJET_JUDGE_BASE_URL: judge.baseUrl },
+      { AGENTJET_JUDGE_BASE_URL: judge().baseUrl },
     );
-    expect(r.code, r.stderr.slice(-3000)).toBe(0);
     expect(readEvents(join(cwd, "run")).filter((e) => e.type === "step")).toHaveLength(2);
 
     const rows = queryRunDb<{ episode_id: string; rewards: string; metadata: string; output_text: string }>(

@@ -1,6 +1,8 @@
 import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { afterAll, beforeAll, expect } from "vitest";
+import { type JudgeDouble, startJudgeDouble } from "../../helpers/judge-double.ts";
 import { type CliResult, runCli } from "../../hub/helpers.ts";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
@@ -33,8 +35,9 @@ export interface TrainRun {
 /**
  * Writes run.yaml (a one-layer embedded policy on the plugin) in `cwd` and runs the real
  * `agentjet train run.yaml --port 0 --json` there, as a child process; its run directory is `cwd/run`.
+ * Fails the test (showing the end of its stderr) unless the run exits 0.
  */
-export function trainOnPlugin(cwd: string, r: TrainRun, env: Record<string, string> = {}): Promise<CliResult> {
+export async function trainOnPlugin(cwd: string, r: TrainRun, env: Record<string, string> = {}): Promise<CliResult> {
   writeFileSync(
     join(cwd, "run.yaml"),
     `run: { dir: run, seed: ${r.seed}, steps: ${r.steps}, checkpointEvery: 100 }
@@ -49,7 +52,19 @@ batching: { strategy: tasks, batchTasks: ${r.batchTasks}, groupSize: ${r.groupSi
 clients: { local: 1, concurrency: ${r.concurrency} }
 `,
   );
-  return runCli(["train", "run.yaml", "--port", "0", "--json"], cwd, undefined, env);
+  const result = await runCli(["train", "run.yaml", "--port", "0", "--json"], cwd, undefined, env);
+  expect(result.code, result.stderr.slice(-3000)).toBe(0);
+  return result;
+}
+
+/** A judge-model double for the calling file's tests, answering with `grade`: started before them, closed after them. */
+export function judgeDoublePerFile(grade: Parameters<typeof startJudgeDouble>[0]): () => JudgeDouble {
+  let judge: JudgeDouble | undefined;
+  beforeAll(async () => {
+    judge = await startJudgeDouble(grade);
+  });
+  afterAll(() => judge?.close());
+  return () => judge!;
 }
 
 /** Rows of the run's run.db (read-only). */

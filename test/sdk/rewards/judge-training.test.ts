@@ -1,42 +1,34 @@
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { readEvents } from "../../hub/train/helpers.ts";
 import { removeTempDirs, tempDir } from "../../hub/helpers.ts";
-import { copyPlugin, queryRunDb, trainOnPlugin } from "./helpers.ts";
-import { type JudgeDouble, startJudgeDouble } from "../../helpers/judge-double.ts";
+import { copyPlugin, judgeDoublePerFile, queryRunDb, trainOnPlugin } from "./helpers.ts";
 
-let judge: JudgeDouble;
 let failing: string | null = null;
 let failed = 0;
-beforeAll(async () => {
-  // Grades like a judge: the share of vowels in the reply, 0-10. The first prompt of task #3 fails three
-  // times (HTTP 500), which uses up its episode's judge retries: that episode must be retried, not scored 0.
-  judge = await startJudgeDouble((prompt) => {
-    if (failing === null && prompt.includes("#3:")) failing = prompt;
-    if (prompt === failing && failed < 3) {
-      failed += 1;
-      return { fail: "http-500" };
-    }
-    const reply = /Reply:\n([\s\S]*)\nGrade/.exec(prompt)?.[1] ?? "";
-    const vowels = (reply.match(/[aeiou]/gi) ?? []).length;
-    return `The reply has ${vowels} vowels.\nScore: ${Math.min(10, vowels * 2)}`;
-  });
+// Grades like a judge: the share of vowels in the reply, 0-10. The first prompt of task #3 fails three
+// times (HTTP 500), which uses up its episode's judge retries: that episode must be retried, not scored 0.
+const judge = judgeDoublePerFile((prompt) => {
+  if (failing === null && prompt.includes("#3:")) failing = prompt;
+  if (prompt === failing && failed < 3) {
+    failed += 1;
+    return { fail: "http-500" };
+  }
+  const reply = /Reply:\n([\s\S]*)\nGrade/.exec(prompt)?.[1] ?? "";
+  const vowels = (reply.match(/[aeiou]/gi) ?? []).length;
+  return `The reply has ${vowels} vowels.\nScore: ${Math.min(10, vowels * 2)}`;
 });
-afterAll(async () => {
-  await judge.close();
-  removeTempDirs();
-});
+afterAll(removeTempDirs);
 
 describe("training with an LLM judge (real agentjet train, a judge-model double over HTTP)", () => {
   it("each episode is judged on its client, the verdict is recorded, and a judge that keeps failing retries the episode", { timeout: 240_000 }, async () => {
     const cwd = tempDir("judge-train");
     const plugin = copyPlugin("judged", cwd);
-    const r = await trainOnPlugin(
+    await trainOnPlugin(
       cwd,
       { plugin, env: "judged", seed: 5, steps: 2, batchTasks: 8, groupSize: 4, maxTokens: 6, concurrency: 16 },
-      { AGENTJET_JUDGE_BASE_URL: judge.baseUrl },
+      { AGENTJET_JUDGE_BASE_URL: judge().baseUrl },
     );
-    expect(r.code, r.stderr.slice(-3000)).toBe(0);
 
     const ended = queryRunDb<{ task_id: string; rewards: string; metadata: string }>(cwd, "SELECT task_id, rewards, metadata FROM episodes WHERE state = 'ended'");
     const aborted = queryRunDb<{ task_id: string; abort_reason: string }>(cwd, "SELECT task_id, abort_reason FROM episodes WHERE state = 'aborted'");
@@ -54,6 +46,6 @@ describe("training with an LLM judge (real agentjet train, a judge-model double 
     expect(judgeFailures.every((a) => a.task_id === "train-3")).toBe(true);
     const steps = readEvents(join(cwd, "run")).filter((e) => e.type === "step");
     expect(steps).toHaveLength(2);
-    expect(judge.requests.every((q) => q.model === "judge-double")).toBe(true);
+    expect(judge().requests.every((q) => q.model === "judge-double")).toBe(true);
   });
 });

@@ -26,8 +26,7 @@ describe.skipIf(!onnxAvailable())("training on an ONNX reward model (real agentj
     const cwd = tempDir("onnx-train");
     const plugin = chatterPlugin(cwd);
     const steps = 12;
-    const r = await trainOnPlugin(cwd, { plugin, env: "chatter", seed: 3, steps, batchTasks: 8, groupSize: 8, maxTokens: 6, concurrency: 32, lr: 0.01 });
-    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    await trainOnPlugin(cwd, { plugin, env: "chatter", seed: 3, steps, batchTasks: 8, groupSize: 8, maxTokens: 6, concurrency: 32, lr: 0.01 });
 
     const rewards = readEvents(join(cwd, "run"))
       .filter((e) => e.type === "step")
