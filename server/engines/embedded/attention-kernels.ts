@@ -1,5 +1,5 @@
 import type { QueryBlock } from "./attention-blocks.ts";
-import type { FloatArray } from "./kernels.ts";
+import { addScaled, addScaled4, dot, dot4, type FloatArray } from "./kernels.ts";
 
 /**
  * The attention kernels over one range of keys a..b for one head (`blk`'s): a `…1` kernel for one query,
@@ -7,6 +7,9 @@ import type { FloatArray } from "./kernels.ts";
  * four's path entries j on from `blk.e0..e3`. Every per-query sum runs over the keys in path order, so
  * both give a query the same result.
  */
+
+/** Four per-query values of one key (one thread: nothing runs between a write and its reads). */
+const FOUR = new Float64Array(4);
 
 /** The forward pass's arrays: `out` [tokens, dim], `probs` [heads, path entries], `qkv` [tokens, 3·dim]. */
 export interface ForwardArrays {
@@ -30,33 +33,20 @@ export interface BackwardArrays {
 export function score1(fw: ForwardArrays, blk: QueryBlock, e: number, qt: number, a: number, b: number): void {
   const { probs, qkv } = fw;
   const { S, ko, hd, scale } = blk;
-  for (let key = a; key < b; key++) {
-    const ks = key * S + ko;
-    let s = 0;
-    for (let i = 0; i < hd; i++) s += qkv[qt + i]! * qkv[ks + i]!;
-    probs[e++] = s * scale;
-  }
+  for (let key = a; key < b; key++) probs[e++] = dot(qkv, qt, qkv, key * S + ko, hd) * scale;
 }
 
 export function score4(fw: ForwardArrays, blk: QueryBlock, j: number, a: number, b: number): void {
   const { probs, qkv } = fw;
   const { S, ko, hd, scale } = blk;
   let e0 = blk.e0 + j, e1 = blk.e1 + j, e2 = blk.e2 + j, e3 = blk.e3 + j;
-  const q0 = blk.t0 * S + blk.qo, q1 = q0 + S, q2 = q1 + S, q3 = q2 + S;
+  const q0 = blk.t0 * S + blk.qo;
   for (let key = a; key < b; key++) {
-    const ks = key * S + ko;
-    let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (let i = 0; i < hd; i++) {
-      const k = qkv[ks + i]!;
-      s0 += qkv[q0 + i]! * k;
-      s1 += qkv[q1 + i]! * k;
-      s2 += qkv[q2 + i]! * k;
-      s3 += qkv[q3 + i]! * k;
-    }
-    probs[e0++] = s0 * scale;
-    probs[e1++] = s1 * scale;
-    probs[e2++] = s2 * scale;
-    probs[e3++] = s3 * scale;
+    dot4(FOUR, qkv, q0, S, qkv, key * S + ko, hd);
+    probs[e0++] = FOUR[0]! * scale;
+    probs[e1++] = FOUR[1]! * scale;
+    probs[e2++] = FOUR[2]! * scale;
+    probs[e3++] = FOUR[3]! * scale;
   }
 }
 
@@ -77,11 +67,7 @@ export function softmaxInPlace(x: FloatArray, e: number, n: number): void {
 export function mix1(fw: ForwardArrays, blk: QueryBlock, o: number, e: number, a: number, b: number): void {
   const { out, probs, qkv } = fw;
   const { S, vo, hd } = blk;
-  for (let key = a; key < b; key++) {
-    const p = probs[e++]!;
-    const vs = key * S + vo;
-    for (let i = 0; i < hd; i++) out[o + i]! += p * qkv[vs + i]!;
-  }
+  for (let key = a; key < b; key++) addScaled(out, o, probs[e++]!, qkv, key * S + vo, hd);
 }
 
 /** `mix1` into the block's four output rows. */
@@ -89,20 +75,9 @@ export function mix4(fw: ForwardArrays, blk: QueryBlock, j: number, a: number, b
   const { out, probs, qkv } = fw;
   const { D, S, vo, hd } = blk;
   let e0 = blk.e0 + j, e1 = blk.e1 + j, e2 = blk.e2 + j, e3 = blk.e3 + j;
-  const o0 = blk.t0 * D + blk.qo, o1 = o0 + D, o2 = o1 + D, o3 = o2 + D;
+  const o0 = blk.t0 * D + blk.qo;
   for (let key = a; key < b; key++) {
-    const p0 = probs[e0++]!;
-    const p1 = probs[e1++]!;
-    const p2 = probs[e2++]!;
-    const p3 = probs[e3++]!;
-    const vs = key * S + vo;
-    for (let i = 0; i < hd; i++) {
-      const v = qkv[vs + i]!;
-      out[o0 + i]! += p0 * v;
-      out[o1 + i]! += p1 * v;
-      out[o2 + i]! += p2 * v;
-      out[o3 + i]! += p3 * v;
-    }
+    addScaled4(out, o0, D, probs[e0++]!, probs[e1++]!, probs[e2++]!, probs[e3++]!, qkv, key * S + vo, hd);
   }
 }
 
@@ -126,7 +101,11 @@ export function backValues1(bw: BackwardArrays, blk: QueryBlock, d: number, e: n
   return sum;
 }
 
-/** `backValues1` for the block's four rows of dOut, dp rows from j, `stride` apart, adding to sums[0..3]. */
+/**
+ * `backValues1` for the block's four rows of dOut, dp rows from j, `stride` apart, adding to sums[0..3].
+ * One loop over the head's entries does both the gradient and the dot products (unlike the forward
+ * kernels' `dot4` / `addScaled4`: two passes make the backward pass about a quarter slower); so does `backKeys4`.
+ */
 export function backValues4(bw: BackwardArrays, blk: QueryBlock, j: number, a: number, b: number): void {
   const { dqkv, dOut, probs, qkv, dp, stride, sums } = bw;
   const { D, S, vo, hd } = blk;

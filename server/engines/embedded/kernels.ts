@@ -7,6 +7,8 @@ export type FloatArray = Float32Array | Float64Array;
 
 export const LAYER_NORM_EPS = 1e-5;
 const GELU_C = Math.sqrt(2 / Math.PI);
+/** `dot4`'s results in `matmulABt` (one thread: nothing runs between a write and its reads). */
+const SUMS = new Float64Array(4);
 
 export function allocLike(like: FloatArray, n: number): FloatArray {
   return like instanceof Float64Array ? new Float64Array(n) : new Float32Array(n);
@@ -25,6 +27,43 @@ export function dot(a: FloatArray, ao: number, b: FloatArray, bo: number, n: num
   let s = 0;
   for (let p = 0; p < n; p++) s += a[ao + p]! * b[bo + p]!;
   return s;
+}
+
+/**
+ * out[r] = Σ_p x[x0 + r·xs + p] · y[y0 + p] for the four rows r < 4 of x, each summed over p in order:
+ * `dot` for four rows against one, which loads each entry of y once.
+ */
+export function dot4(out: Float64Array, x: FloatArray, x0: number, xs: number, y: FloatArray, y0: number, n: number): void {
+  const x1 = x0 + xs, x2 = x1 + xs, x3 = x2 + xs;
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (let p = 0; p < n; p++) {
+    const u = y[y0 + p]!;
+    s0 += x[x0 + p]! * u;
+    s1 += x[x1 + p]! * u;
+    s2 += x[x2 + p]! * u;
+    s3 += x[x3 + p]! * u;
+  }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
+
+/** dst[d0 + i] += w · y[y0 + i] for i < n. */
+export function addScaled(dst: FloatArray, d0: number, w: number, y: FloatArray, y0: number, n: number): void {
+  for (let i = 0; i < n; i++) dst[d0 + i]! += w * y[y0 + i]!;
+}
+
+/** `addScaled` into the four rows d0 + r·ds of dst, row r weighted by w_r. */
+export function addScaled4(dst: FloatArray, d0: number, ds: number, w0: number, w1: number, w2: number, w3: number, y: FloatArray, y0: number, n: number): void {
+  const d1 = d0 + ds, d2 = d1 + ds, d3 = d2 + ds;
+  for (let i = 0; i < n; i++) {
+    const v = y[y0 + i]!;
+    dst[d0 + i]! += w0 * v;
+    dst[d1 + i]! += w1 * v;
+    dst[d2 + i]! += w2 * v;
+    dst[d3 + i]! += w3 * v;
+  }
 }
 
 /**
@@ -78,15 +117,8 @@ export function matmulABt(
       }
     }
     for (; j < n; j++) {
-      const b0 = j * k;
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      for (let p = 0; p < k; p++) {
-        const u = b[b0 + p]!;
-        s0 += a[a0 + p]! * u;
-        s1 += a[a1 + p]! * u;
-        s2 += a[a2 + p]! * u;
-        s3 += a[a3 + p]! * u;
-      }
+      dot4(SUMS, a, a0, k, b, j * k, k);
+      const s0 = SUMS[0]!, s1 = SUMS[1]!, s2 = SUMS[2]!, s3 = SUMS[3]!;
       if (accumulate) {
         c[c0 + j]! += s0; c[c1 + j]! += s1; c[c2 + j]! += s2; c[c3 + j]! += s3;
       } else {
@@ -100,15 +132,8 @@ export function matmulABt(
     const ci = i * n;
     let j = 0;
     for (; j + 3 < n; j += 4) {
-      const b0 = j * k, b1 = b0 + k, b2 = b1 + k, b3 = b2 + k;
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      for (let p = 0; p < k; p++) {
-        const x = a[ai + p]!;
-        s0 += x * b[b0 + p]!;
-        s1 += x * b[b1 + p]!;
-        s2 += x * b[b2 + p]!;
-        s3 += x * b[b3 + p]!;
-      }
+      dot4(SUMS, b, j * k, k, a, ai, k);
+      const s0 = SUMS[0]!, s1 = SUMS[1]!, s2 = SUMS[2]!, s3 = SUMS[3]!;
       if (accumulate) {
         c[ci + j]! += s0; c[ci + j + 1]! += s1; c[ci + j + 2]! += s2; c[ci + j + 3]! += s3;
       } else if (bias === null) {
