@@ -21,3 +21,17 @@ export async function watchExit(container: Docker.Container): Promise<Failure> {
   }
   return { kind: "crash", message: `the container exited with code ${code}` };
 }
+
+/**
+ * Whether the kernel has already killed the container for memory (inspected, at most `withinMs`). A call
+ * that timed out while the engine's exit report lagged (a loaded machine) is then an `oom`, not a `timeout`.
+ */
+export async function wasOomKilled(container: Docker.Container, withinMs = 1_000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), withinMs)));
+  try {
+    return await Promise.race([container.inspect().then((info) => info.State.OOMKilled === true, () => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

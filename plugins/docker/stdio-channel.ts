@@ -5,7 +5,7 @@ import type { HostOp, Instance } from "../instance.ts";
 import { failed, failedWith } from "../outcome.ts";
 import { parseReply } from "../parse-reply.ts";
 import type { Failure, Outcome } from "../runtime.ts";
-import { watchExit } from "./container-exit.ts";
+import { wasOomKilled, watchExit } from "./container-exit.ts";
 import { probeContainer } from "./probe-container.ts";
 
 const STDERR_KEPT = 2_000;
@@ -62,10 +62,7 @@ export class StdioChannel implements Instance {
     if (this.#pending) return Promise.resolve(failed("protocol", "one request at a time per instance"));
     const id = this.#nextId++;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#fail({ kind: "timeout", message: `no reply to ${op} within ${timeoutMs} ms` });
-        void this.dispose();
-      }, timeoutMs);
+      const timer = setTimeout(() => void this.#timedOut(op, timeoutMs), timeoutMs);
       this.#pending = {
         id,
         settle: (o) => {
@@ -112,6 +109,17 @@ export class StdioChannel implements Instance {
     this.#alive = false;
     if (!this.#pending) return;
     setTimeout(() => this.#fail({ kind: "crash", message: "the container closed its output (it exited)" }), OUTPUT_CLOSED_GRACE_MS).unref();
+  }
+
+  /** No reply in time: a `timeout`, unless the kernel already killed the container for memory. */
+  async #timedOut(op: HostOp, timeoutMs: number): Promise<void> {
+    const oom = await wasOomKilled(this.container);
+    this.#fail(
+      oom
+        ? this.#withStderr({ kind: "oom", message: `killed for exceeding its memory limit (no reply to ${op} within ${timeoutMs} ms)` })
+        : { kind: "timeout", message: `no reply to ${op} within ${timeoutMs} ms` },
+    );
+    await this.dispose();
   }
 
   /** Ends the instance; the pending call, if any, answers with `failure`. */
