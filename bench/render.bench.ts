@@ -7,6 +7,10 @@ import { deserialize, serialize } from "node:v8";
 import { buildServer } from "../server/app/index.ts";
 import { RunConfigSchema } from "../server/config/index.ts";
 import { type ChatTurnMessage, closeEncodePool, createQwen3Tokenizer } from "../server/tokenizers/index.ts";
+// what no entry offers: the packing of text for the encode thread and of calls for the writer thread
+import { packSegments } from "../server/tokenizers/shared-text.ts";
+import { packCallsSliced, WireMemory } from "../server/tracker/call-wire.ts";
+import type { TrackedCall } from "../server/tracker/index.ts";
 import { createZeroLatencyEngine } from "../test/doubles/zero-latency-engine.ts";
 import { type Bench, fmt, median, timeRuns } from "./harness.ts";
 
@@ -159,6 +163,17 @@ async function serverRequests(mb: number): Promise<Array<Blocking & { status: st
 /** Median milliseconds of `fn` over 3 runs (no warm-up). */
 const timed = async (fn: () => unknown): Promise<number> => median(await timeRuns(3, fn, 0));
 
+/** The longest stretch between two yields of `steps` (a generator run to its end, timed step by step), ms. */
+function longestStep(steps: Generator<void, unknown, void>): number {
+  let longest = 0;
+  for (;;) {
+    const t = performance.now();
+    const r = steps.next();
+    longest = Math.max(longest, performance.now() - t);
+    if (r.done) return longest;
+  }
+}
+
 /**
  * The whole-string passes one 4 MB message meets on the event loop, each timed alone: as the server did
  * them (one pass each) and what is left of each now (the longest stretch on the loop).
@@ -166,27 +181,68 @@ const timed = async (fn: () => unknown): Promise<number> => median(await timeRun
 async function stageRows(content: string, ids: readonly number[]): Promise<Array<Array<string | number>>> {
   const body = Buffer.from(JSON.stringify({ model: "main", messages: [{ role: "user", content }] }));
   const parsed = serialize(JSON.parse(body.toString("utf8")));
-  const half = body.length >> 1;
+  const chunk = body.subarray(0, 1 << 16);
+  const whole = Buffer.allocUnsafeSlow(body.length);
   const copy = Buffer.from(content).toString();
   const joinedKey = (c: string) => `\u0002<|im_start|>user\n\u0001${c}\u0002<|im_end|>\n`;
-  const encoder = new TextEncoder();
-  const shared = new Uint8Array(new SharedArrayBuffer(content.length * 3));
-  const slice = 1 << 17;
-  const slices: number[] = [];
-  for (let i = 0, at = 0; i < content.length; i += slice) {
-    const t = performance.now();
-    at += encoder.encodeInto(content.slice(i, i + slice), shared.subarray(at)).written;
-    slices.push(performance.now() - t);
-  }
+  // the text as packed for the encode thread: the longest stretch between two of its yields
+  let textLongest = 0;
+  let last = performance.now();
+  await packSegments([[content]], async () => {
+    textLongest = Math.max(textLongest, performance.now() - last);
+    await new Promise((resolve) => setImmediate(resolve));
+    last = performance.now();
+  });
+  textLongest = Math.max(textLongest, performance.now() - last);
   const int32 = Int32Array.from(ids);
-  const call = [{ messages: [{ role: "user", content }], segments: [{ role: "user", text: content, ids }] }];
+  const slice = 1 << 14;
+  const call: TrackedCall = {
+    callId: "c",
+    episodeId: "e",
+    agentId: "solver",
+    policy: "main",
+    trainable: true,
+    seq: 0,
+    messages: [{ role: "user", content }],
+    tools: null,
+    segments: [{ role: "user", text: content, ids: ids as number[] }],
+    headerIds: [1, 2, 3],
+    outputIds: [],
+    outputLogprobs: [],
+    outputText: "",
+    finishReason: "overflow",
+    version: 0,
+    startedAt: 0,
+    latencyMs: 0,
+  };
   return [
-    ["request body: JSON.parse on the loop (fastify's default parser) / now: the body's chunks joined + the parsed body received from the JSON body thread", fmt(await timed(() => JSON.parse(body.toString("utf8")))), fmt(await timed(() => Buffer.concat([body.subarray(0, half), body.subarray(half)])) + (await timed(() => deserialize(parsed))))],
+    [
+      "request body: JSON.parse on the loop (fastify's default parser), then its chunks joined / now: each 64 KB chunk copied as it arrives, the parsed body received from the JSON body thread on a turn of its own (the longer of the two)",
+      fmt(await timed(() => JSON.parse(body.toString("utf8")))),
+      fmt(Math.max(await timed(() => chunk.copy(whole, 0)), await timed(() => deserialize(parsed)))),
+    ],
     ["segment cache: the message joined into its key, looked up against an equal one (both flattened, compared) / now: length in the key, the text compared", fmt(await timed(() => new Map([[joinedKey(content), 1]]).get(joinedKey(copy)))), fmt(await timed(() => content === copy))],
-    ["text to the encode thread: one structured clone of the joined run / now: the longest 128K-char slice written into shared memory", fmt(await timed(() => serialize(`user\n${content}`))), fmt(Math.max(...slices))],
+    [
+      "text to the encode thread: one structured clone of the joined run / now: a 128K-char slice written into shared memory, a chunk of a few hundred KB allocated when the last is full (longest stretch)",
+      fmt(await timed(() => serialize(`user\n${content}`))),
+      fmt(textLongest),
+    ],
     [`ids back from the encode thread (${ids.length} ids): structured clone / now: shared memory`, fmt(await timed(() => deserialize(serialize(int32)))), "0"],
-    ["prompt ids joined (complete-policy, [].concat; unchanged)", fmt(await timed(() => ([] as number[]).concat(ids, [1, 2, 3]))), "same"],
-    ["the call as the tracker sends it to its writer thread (JSON.stringify of messages + segments; not this change)", fmt(await timed(() => JSON.stringify(call))), "same"],
+    [
+      "ids copied into the segment's array (qwen3): one pass / now: the array allocated, then 16K ids between looks at the clock (the longer of the two)",
+      fmt(await timed(() => Array.from(int32))),
+      fmt(Math.max(await timed(() => new Array<number>(ids.length)), await timed(() => Array.prototype.slice.call(int32, 0, slice)))),
+    ],
+    [
+      "prompt ids joined for the engine (complete-policy): one [].concat / now: not joined when the prompt overflows the context (this one); a prompt that fits is copied 16K ids a turn",
+      fmt(await timed(() => ([] as number[]).concat(ids, [1, 2, 3]))),
+      "0",
+    ],
+    [
+      "the call to the tracker's writer thread: one structured clone (messages and segment text) with the ids copied into one moved Int32Array / now: packed a slice at a time, 64K chars or ids per turn into chunks of their own (longest step)",
+      fmt(await timed(() => serialize({ messages: call.messages, segments: [{ role: "user", text: content, ids: Int32Array.from(ids) }] }))),
+      fmt(longestStep(packCallsSliced([call], new WireMemory()))),
+    ],
   ];
 }
 
@@ -272,6 +328,10 @@ export const bench: Bench = {
     // The floor: the same monitor over an idle second (a loaded machine deschedules the thread now and then).
     const idle = await blocking(() => new Promise((resolve) => setTimeout(resolve, 1000)));
     rows.push(["idle event loop for 1 s (the machine's floor): longest block / longest on-CPU", `${fmt(idle.longest)} / ${fmt(idle.longestCpu)}`, ""]);
+    // The floor of a 4 MB message's request: its text and its ids must exist on the event loop as a string
+    // and an array, each one allocation of fresh pages (V8 maps large objects anew each time), in one go.
+    const fresh = median(await timeRuns(3, () => new Array<number>(rb.value.segments[0]!.ids.length), 0));
+    rows.push([`this machine: one array of ${rb.value.segments[0]!.ids.length} ids allocated (what the message's ids need; fresh pages, first written), median of 3`, fmt(fresh), ""]);
     const verdict = (b: readonly Blocking[]) => {
       const wall = Math.max(...b.map((x) => x.longest));
       const cpu = Math.max(...b.map((x) => x.longestCpu));
@@ -280,6 +340,9 @@ export const bench: Bench = {
     notes.push(`Block: the longest gap between two turns of a 1 ms timer, wall time, which a loaded machine stretches while the thread waits for a CPU (the idle loop's floor in the same run: ${fmt(idle.longest)} ms). On-CPU: that gap less the time the main thread waited for a CPU in it (Linux schedstat): what the work itself held the loop for, whatever the load. (The last committed run used monitorEventLoopDelay, which misses a block that starts as it is enabled.)`);
     notes.push(`renderChatAsync, longest: ${verdict([...blocks, ...episodeBlocks])}. The one-pass rows are renderChat, which tests and tools call; the server calls renderChatAsync.`);
     notes.push(`A whole ${mb} MB request through the server, body to recording, longest: ${verdict(served)}.`);
+    notes.push(
+      `What cannot be cut in slices: the message's text and its ids exist on the event loop as one string and one array, each allocated in one go; on this machine the array alone takes ${fmt(fresh)} ms (its fresh pages' first writes), the floor under the rows above.`,
+    );
     await closeEncodePool();
     notes.push(`Load average at the end: ${loadavg()[0]!.toFixed(1)} on ${cpus().length} CPUs (shared with other work while this ran; a block is wall time, so a busy machine stretches it).`);
     return [

@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { errorCodes, type FastifyInstance } from "fastify";
+import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
 import { Piscina } from "piscina";
 import { bundleWorker } from "../worker-bundle.ts";
 import type { JsonBodyResult, JsonBodyTask, JsonBodyThreadData } from "./json-body-thread.ts";
@@ -34,35 +34,92 @@ async function startedPool(): Promise<Piscina | null> {
   }
 }
 
-/** Parses `body` on the JSON body thread. */
+/** Parses `body` (its own memory: it moves to the thread, uncopied) on the JSON body thread. */
 async function parseOnThread(p: Piscina, body: Buffer): Promise<JsonBodyResult> {
-  // Buffer.concat gave the body its own memory: it moves to the thread, uncopied
   const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.buffer instanceof ArrayBuffer;
   const bytes = own ? new Uint8Array(body.buffer) : new Uint8Array(body);
   const task: JsonBodyTask = { body: bytes };
   return (await p.run(task, { transferList: [bytes.buffer as ArrayBuffer] })) as JsonBodyResult;
 }
 
+type Done = (err: Error | null, body?: unknown) => void;
+
 /**
- * JSON request bodies as fastify's default parser reads them (same errors, same prototype-poisoning
- * checks), except that a large one (a 4 MB message) is parsed on a thread: JSON.parse of megabytes
- * would hold the event loop, and every other request with it.
+ * A request's body as fastify's raw-body reader reads it (the same limits, length check and errors), into
+ * memory of its own: a body whose length is announced and large is copied chunk by chunk, as it arrives,
+ * into one buffer of that length (joining a 4 MB body's chunks at its end held the event loop for
+ * milliseconds); any other is joined at its end, as fastify does.
+ */
+function readBody(request: FastifyRequest, payload: NodeJS.ReadableStream & { receivedEncodedLength?: number }, limit: number, done: Done, then: (body: Buffer) => void): void {
+  const contentLength = Number(request.headers["content-length"]);
+  if (contentLength > limit) {
+    done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
+    return;
+  }
+  const whole = contentLength > INLINE_BYTES ? Buffer.allocUnsafeSlow(contentLength) : null;
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const onData = (chunk: Buffer | string): void => {
+    // a custom preParsing stream may emit strings
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    const receivedEncoded = payload.receivedEncodedLength ?? 0;
+    // the body may not exceed the limit, nor (checked at the end) the length it announced
+    if (received + bytes.length > limit || receivedEncoded > limit) {
+      stop();
+      done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
+      return;
+    }
+    if (whole !== null && received + bytes.length <= whole.length) bytes.copy(whole, received);
+    else chunks.push(whole !== null ? Buffer.from(bytes) : bytes);
+    received += bytes.length;
+  };
+  const onEnd = (err?: Error & { statusCode?: number }): void => {
+    stop();
+    if (err != null) {
+      if (!(typeof err.statusCode === "number" && err.statusCode >= 400)) err.statusCode = 400;
+      done(err, undefined);
+      return;
+    }
+    if (!Number.isNaN(contentLength) && (payload.receivedEncodedLength || received) !== contentLength) {
+      done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH(), undefined);
+      return;
+    }
+    then(whole !== null ? whole : Buffer.concat(chunks, received));
+  };
+  const stop = (): void => {
+    payload.removeListener("data", onData);
+    payload.removeListener("end", onEnd);
+    payload.removeListener("error", onEnd);
+  };
+  payload.on("data", onData);
+  payload.on("end", onEnd);
+  payload.on("error", onEnd);
+  payload.resume();
+}
+
+/**
+ * JSON request bodies as fastify's default parser reads them (same limits, same errors, same
+ * prototype-poisoning checks), except that a large one (a 4 MB message) is parsed on a thread: JSON.parse
+ * of megabytes would hold the event loop, and every other request with it. The parsed body comes back a
+ * turn before the request goes on, so receiving it and serving it are not one long stretch.
  */
 export function registerJsonBody(app: FastifyInstance): void {
   const parseInPlace = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
-    const bytes = body as Buffer;
-    if (bytes.length <= INLINE_BYTES) return parseInPlace(request, bytes.toString("utf8"), done);
-    void startedPool()
-      .then(async (p) => {
-        if (p === null) return parseInPlace(request, bytes.toString("utf8"), done);
-        const r = await parseOnThread(p, bytes);
-        if (r.ok) done(null, r.value);
-        else if (r.why === "invalid") done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
-        else parseInPlace(request, r.text, done);
-      })
-      .catch((err: unknown) => done(err as Error, undefined));
+  app.addContentTypeParser("application/json", (request, payload, done) => {
+    readBody(request, payload as NodeJS.ReadableStream, request.routeOptions.bodyLimit, done as Done, (bytes) => {
+      if (bytes.length <= INLINE_BYTES) return parseInPlace(request, bytes.toString("utf8"), done);
+      void startedPool()
+        .then(async (p) => {
+          if (p === null) return parseInPlace(request, bytes.toString("utf8"), done);
+          const r = await parseOnThread(p, bytes);
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (r.ok) done(null, r.value);
+          else if (r.why === "invalid") done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+          else parseInPlace(request, r.text, done);
+        })
+        .catch((err: unknown) => done(err as Error, undefined));
+    });
   });
   void jsonBodyPool().catch(() => {});
 }

@@ -3,7 +3,7 @@ import type { PolicyRuntime, SamplingDefaults } from "../app/server-context.ts";
 import type { SamplingParams } from "../engines/engine.ts";
 import type { EpisodeStore } from "../episodes/episode-store.ts";
 import { callSamplingSeed } from "../episodes/sampling-seed.ts";
-import type { PromptSegment } from "../tokenizers/tokenizer.ts";
+import type { PromptSegment, RenderedPrompt, Tokenizer } from "../tokenizers/tokenizer.ts";
 import type { Completion, CompletionChoice, CompletionSink, FinishReason } from "./completion.ts";
 import { constrainDecoding, type DecodingConstraint } from "./constrain-decoding.ts";
 import { conflict, HttpError } from "./errors.ts";
@@ -28,11 +28,14 @@ export interface PolicyCall {
   idPrefix?: string;
 }
 
-/** A call's prompt: message by message (as recorded), then as the ids the engine reads. */
+/**
+ * A call's prompt: message by message (as recorded) and its length in ids. The ids the engine reads are
+ * joined only once the prompt is known to fit (`joinIds`): one that overflows never is.
+ */
 interface Prompt {
   segments: PromptSegment[];
   headerIds: number[];
-  ids: number[];
+  length: number;
 }
 
 /** When the call began: wall clock for the record, monotonic for its latency. */
@@ -52,20 +55,23 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
   const { policy, request } = call;
   const clock: CallClock = { startedAt: Date.now(), t0: performance.now() };
   const callId = randomUUID();
-  const prompt = await renderPrompt(call);
+  const prompt = toPrompt(await renderPrompt(call));
   const head: Head = { id: `${call.idPrefix ?? "chatcmpl"}-${callId}`, created: Math.floor(clock.startedAt / 1000), model: policy.name };
-  const room = policy.engine.maxContext - prompt.ids.length;
+  const room = policy.engine.maxContext - prompt.length;
   const constraint = constrainDecoding(request, policy);
   // A context with no room for the shortest answer the constraint allows overflows like a full one.
   if (room < Math.max(1, constraint?.minTokens ?? 1)) return overflowed(call, prompt, head, callId, clock, sink);
 
   const base = samplingParams(call, room, constraint);
+  const ids = prompt.length <= JOIN_SLICE ? joinIds(prompt) : await joinIdsSliced(prompt);
   sink?.start({ ...head, version: policy.engine.version() });
+  if (request.n === 1) {
+    const out = await generateChoice(call, ids, base, constraint, 0, sink);
+    recordCall(call, prompt, out, callId, clock);
+    return toCompletion(head, out.version, [out.choice], out.outputIds.length, prompt);
+  }
   // No closure is named here: under tsx (keepNames) naming one costs an Object.defineProperty per call.
-  const outputs =
-    request.n === 1
-      ? [await generateChoice(call, prompt, base, constraint, 0, sink)]
-      : await Promise.all(Array.from({ length: request.n }, (_, i) => generateChoice(call, prompt, base, constraint, i, sink)));
+  const outputs = await Promise.all(Array.from({ length: request.n }, (_, i) => generateChoice(call, ids, base, constraint, i, sink)));
   outputs.forEach((o, i) => recordCall(call, prompt, o, i === 0 ? callId : randomUUID(), clock));
   const completionTokens = outputs.reduce((n, o) => n + o.outputIds.length, 0);
   return toCompletion(head, outputs[0]!.version, outputs.map((o) => o.choice), completionTokens, prompt);
@@ -73,26 +79,67 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
 
 /** The completion as one literal (a spread of `head` would take V8's slow path on every call). */
 function toCompletion(head: Head, version: number, choices: CompletionChoice[], completionTokens: number, prompt: Prompt): Completion {
-  const usage = { prompt_tokens: prompt.ids.length, completion_tokens: completionTokens, total_tokens: prompt.ids.length + completionTokens };
+  const usage = { prompt_tokens: prompt.length, completion_tokens: completionTokens, total_tokens: prompt.length + completionTokens };
   return { id: head.id, created: head.created, model: head.model, version, choices, usage };
 }
 
-/** Renders and tokenizes the prompt (a legacy prompt as it stands), splicing the agent's earlier generations. */
-async function renderPrompt(call: PolicyCall): Promise<Prompt> {
+/**
+ * Renders and tokenizes the prompt (a legacy prompt as it stands), splicing the agent's earlier
+ * generations: the tokenizer's own promise (or value), not wrapped in another.
+ */
+function renderPrompt(call: PolicyCall): RenderedPrompt | Promise<RenderedPrompt> {
   const { tokenizer } = call.policy;
   const { request } = call;
-  let rendered: { segments: PromptSegment[]; headerIds: number[] };
-  if (request.prompt !== undefined) {
-    const ids = tokenizer.encodeAsync ? await tokenizer.encodeAsync(request.prompt) : tokenizer.encode(request.prompt);
-    rendered = { segments: [{ role: "user", text: request.prompt, ids }], headerIds: [] };
-  } else {
-    const generated = call.store.tracker.generationsOf(call.episodeId, call.agentId);
-    const options = { tools: request.tools, generated, templateKwargs: request.templateKwargs };
-    rendered = tokenizer.renderChatAsync ? await tokenizer.renderChatAsync(request.messages, options) : tokenizer.renderChat(request.messages, options);
+  if (request.prompt !== undefined) return renderLegacyPrompt(tokenizer, request.prompt);
+  const generated = call.store.tracker.generationsOf(call.episodeId, call.agentId);
+  const options = { tools: request.tools, generated, templateKwargs: request.templateKwargs };
+  return tokenizer.renderChatAsync ? tokenizer.renderChatAsync(request.messages, options) : tokenizer.renderChat(request.messages, options);
+}
+
+/** A legacy prompt: its text tokenized as it stands, one user segment, no header. */
+async function renderLegacyPrompt(tokenizer: Tokenizer, prompt: string): Promise<RenderedPrompt> {
+  const ids = tokenizer.encodeAsync ? await tokenizer.encodeAsync(prompt) : tokenizer.encode(prompt);
+  return { segments: [{ role: "user", text: prompt, ids }], headerIds: [] };
+}
+
+function toPrompt(rendered: RenderedPrompt): Prompt {
+  let length = rendered.headerIds.length;
+  for (const s of rendered.segments) length += s.ids.length;
+  return { segments: rendered.segments, headerIds: rendered.headerIds, length };
+}
+
+/** Prompts up to this many ids are joined in one go; a longer one is copied a slice at a time. */
+const JOIN_SLICE = 1 << 16;
+
+/** The prompt's ids: the segments' then the header's, in one concat (it copies packed arrays whole; flatMap goes element by element). */
+function joinIds(prompt: Prompt): number[] {
+  return ([] as number[]).concat(...prompt.segments.map((s) => s.ids), prompt.headerIds);
+}
+
+/**
+ * The same ids of a longer prompt (hundreds of thousands of ids: a copy that would hold the event loop
+ * for milliseconds), copied a slice at a time into an array of its length, the event loop let in between.
+ */
+async function joinIdsSliced(prompt: Prompt): Promise<number[]> {
+  const out = new Array<number>(prompt.length);
+  let at = 0;
+  for (const part of [...prompt.segments.map((s) => s.ids), prompt.headerIds]) {
+    for (let start = 0; start < part.length; start += COPY_SLICE) {
+      const end = Math.min(start + COPY_SLICE, part.length);
+      copyInto(out, at, part, start, end);
+      at += end - start;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
-  // concat copies packed arrays whole (flatMap goes element by element: seconds for a 4 MB message)
-  const ids = ([] as number[]).concat(...rendered.segments.map((s) => s.ids), rendered.headerIds);
-  return { segments: rendered.segments, headerIds: rendered.headerIds, ids };
+  return out;
+}
+
+/** Ids copied per turn of `joinIdsSliced`. */
+const COPY_SLICE = 1 << 14;
+
+/** `out[at..) = ids[from..to)`: a small function of its own, compiled early (an async loop may run long before it is). */
+function copyInto(out: number[], at: number, ids: readonly number[], from: number, to: number): void {
+  for (let i = from; i < to; i++) out[at + i - from] = ids[i]!;
 }
 
 /** A prompt that leaves no room: OpenAI's 400 `context_length_exceeded`, or (by default) empty choices that finish for `length`, recorded as an overflow. */
@@ -102,7 +149,7 @@ function overflowed(call: PolicyCall, prompt: Prompt, head: Head, callId: string
     throw new HttpError(
       400,
       "context_length_exceeded",
-      `This model's maximum context length is ${engine.maxContext} tokens. However, your messages resulted in ${prompt.ids.length} tokens.`,
+      `This model's maximum context length is ${engine.maxContext} tokens. However, your messages resulted in ${prompt.length} tokens.`,
       { param: "messages" },
     );
   }
@@ -142,10 +189,10 @@ function samplingParams(call: PolicyCall, room: number, constraint: DecodingCons
   return base;
 }
 
-/** Generates choice `index`: its seed and mask, stop strings and streaming as tokens come, then the finished choice. */
+/** Generates choice `index` of the prompt (its ids): its seed and mask, stop strings and streaming as tokens come, then the finished choice. */
 async function generateChoice(
   call: PolicyCall,
-  prompt: Prompt,
+  promptIds: readonly number[],
   base: SamplingParams,
   constraint: DecodingConstraint | null,
   index: number,
@@ -166,7 +213,7 @@ async function generateChoice(
   // Only a stream or stop strings need the text while it is made.
   const follower = sink || request.stop.length > 0 ? new TextFollower(tokenizer, { stops: request.stop, toolSyntax }, index, sink) : null;
   if (follower) params.onToken = (id) => follower.push(id);
-  const result = await engine.generate(prompt.ids, params);
+  const result = await engine.generate(promptIds, params);
   const out = finishChoice(tokenizer, request, result, index, toolSyntax);
   follower?.finish(out.choice);
   return out;

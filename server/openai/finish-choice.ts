@@ -42,7 +42,7 @@ export function finishChoice(tokenizer: Tokenizer, request: GenerationRequest, r
   const endsWithStopId = outputIds.length > 0 && tokenizer.stopIds.includes(outputIds[outputIds.length - 1]!);
   let textIds = endsWithStopId ? outputIds.slice(0, -1) : outputIds;
   let text = tokenizer.decode(textIds);
-  const cut = cutAtStop(textIds, tokenizer.decode, request.stop);
+  const cut = request.stop.length > 0 ? cutAtStop(textIds, tokenizer.decode, request.stop) : null;
   if (cut) {
     outputIds = textIds.slice(0, cut.keep);
     logprobs = logprobs.slice(0, cut.keep);
@@ -59,10 +59,8 @@ export function finishChoice(tokenizer: Tokenizer, request: GenerationRequest, r
     function: { name: c.name, arguments: c.arguments },
   }));
   const content = toolSyntax ? parsed.content.trim() : parsed.content;
-  const outputText = canonicalText({
-    content,
-    toolCalls: toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
-  });
+  const outputText =
+    toolCalls.length === 0 ? content : canonicalText({ content, toolCalls: toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) });
   const reported: FinishReason = toolCalls.length > 0 ? "tool_calls" : finishReason;
   const topLogprobs = request.logprobs && request.topLogprobs > 0 ? result.topLogprobs : undefined;
   return {

@@ -13,15 +13,32 @@ import { createTextStream, fromCompletionRequest, toTextCompletion } from "./leg
 import { ResponseStore } from "./response-store.ts";
 import { fromResponsesRequest, toConversation } from "./responses-input.ts";
 import { ChatCompletionRequestSchema, CompletionRequestSchema, type ModelList, ResponsesRequestSchema } from "./schemas.ts";
+import { simpleChatRequest } from "./simple-chat-request.ts";
 import { SseWriter } from "./sse-writer.ts";
 import { fromChatRequest } from "./to-turn-messages.ts";
 
-function bearer(request: FastifyRequest): string {
-  const h = request.headers.authorization;
-  if (!h) throw unauthorized("missing API key (Authorization: Bearer sk-aj-...)");
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+function bearer(header: string | undefined): string {
+  if (!header) throw unauthorized("missing API key (Authorization: Bearer sk-aj-...)");
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw unauthorized("malformed Authorization header; expected 'Bearer <key>'");
   return m[1]!;
+}
+
+/**
+ * The key each connection last presented, with the header it came in: an agent sends its key on every
+ * call over the same keep-alive connection, so the next call's header is compared with this one (equal
+ * text) instead of being parsed again and its key hashed again for the lookup.
+ */
+const connectionKeys = new WeakMap<object, { header: string; key: string }>();
+
+function episodeKey(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  const socket = request.raw.socket as object | null;
+  const last = socket ? connectionKeys.get(socket) : undefined;
+  if (last !== undefined && last.header === header) return last.key;
+  const key = bearer(header);
+  if (socket && header !== undefined) connectionKeys.set(socket, { header, key });
+  return key;
 }
 
 /** Turn messages as chat-completions JSON: the record of a call that came another way reads like a chat call's. */
@@ -44,13 +61,16 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
   const responses = new ResponseStore();
 
   const authorize = (request: FastifyRequest) => {
-    const auth = ctx.store.authorize(bearer(request));
+    const auth = ctx.store.authorize(episodeKey(request));
     if (auth.kind === "unauthorized") throw unauthorized(auth.message);
     if (auth.kind === "conflict") throw conflict(auth.message);
     return auth;
   };
 
-  /** Serves one request with the agent's policy or frozen model. The call is one literal, added to in place (spreading it into a new object cost V8's slow path on every request). */
+  /**
+   * Serves one request with the agent's policy or frozen model. Each call is one literal with all its
+   * fields (spreading one into another, or adding fields after, cost V8 a slow path on every request).
+   */
   const complete = (
     auth: ReturnType<typeof authorize>,
     req: GenerationRequest,
@@ -59,6 +79,26 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
   ): Promise<Completion> => {
     checkToolChoice(req);
     const { episode, binding } = auth;
+    if (binding.kind === "policy") {
+      const policy = ctx.policies.get(binding.target);
+      if (!policy) throw new HttpError(404, "AJ_ERR_POLICY_NOT_FOUND", `no policy '${binding.target}'`);
+      const call = {
+        store: ctx.store,
+        episodeId: episode.episodeId,
+        agentId: auth.agentId,
+        attempt: episode.attempt,
+        request: req,
+        rawMessages: record.rawMessages,
+        rawTools: record.rawTools,
+        idPrefix: record.idPrefix,
+        samplingSeed: episode.samplingSeed,
+        policy,
+        sampling: ctx.sampling,
+      };
+      return completeWithPolicy(call, sink);
+    }
+    const model = ctx.frozen.get(binding.target);
+    if (!model) throw new HttpError(404, "AJ_ERR_FROZEN_NOT_FOUND", `no frozen model '${binding.target}'`);
     const call = {
       store: ctx.store,
       episodeId: episode.episodeId,
@@ -68,15 +108,9 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
       rawMessages: record.rawMessages,
       rawTools: record.rawTools,
       idPrefix: record.idPrefix,
+      model,
     };
-    if (binding.kind === "policy") {
-      const policy = ctx.policies.get(binding.target);
-      if (!policy) throw new HttpError(404, "AJ_ERR_POLICY_NOT_FOUND", `no policy '${binding.target}'`);
-      return completeWithPolicy(Object.assign(call, { samplingSeed: episode.samplingSeed, policy, sampling: ctx.sampling }), sink);
-    }
-    const model = ctx.frozen.get(binding.target);
-    if (!model) throw new HttpError(404, "AJ_ERR_FROZEN_NOT_FOUND", `no frozen model '${binding.target}'`);
-    return completeWithFrozen(Object.assign(call, { model }), sink);
+    return completeWithFrozen(call, sink);
   };
 
   /** Runs a streamed request: errors before the first event answer as JSON, later ones end the stream with an error event. */
@@ -104,7 +138,7 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
 
   app.post("/v1/chat/completions", { config: { auth: "episode-key" } }, async (request, reply) => {
     const auth = authorize(request);
-    const body = parseBody(ChatCompletionRequestSchema, request.body);
+    const body = simpleChatRequest(request.body) ?? parseBody(ChatCompletionRequestSchema, request.body);
     const raw = request.body as { messages: unknown[]; tools?: unknown[] | null };
     const record = { rawMessages: raw.messages, rawTools: Array.isArray(raw.tools) ? raw.tools : null, idPrefix: "chatcmpl" };
     const req = fromChatRequest(body);

@@ -30,9 +30,13 @@ export function toToolDefinitions(tools: ChatCompletionRequest["tools"]): ToolDe
   });
 }
 
+/** The stop strings, empty ones left out. */
 function stopList(stop: string | string[] | null | undefined): string[] {
-  return stop === undefined || stop === null ? [] : typeof stop === "string" ? [stop] : stop;
+  if (stop === undefined || stop === null) return [];
+  return (typeof stop === "string" ? [stop] : stop).filter((s) => s.length > 0);
 }
+
+const CHAT_PARAMS = { toolChoice: "tool_choice", responseFormat: "response_format" } as const;
 
 export function toResponseFormat(f: ChatCompletionRequest["response_format"]): ResponseFormat {
   if (!f || f.type === "text") return { type: "text" };
@@ -55,13 +59,13 @@ export function fromChatRequest(body: ChatCompletionRequest): GenerationRequest 
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     temperature: body.temperature ?? undefined,
     topP: body.top_p ?? undefined,
-    stop: stopList(body.stop).filter((s) => s.length > 0),
+    stop: stopList(body.stop),
     seed: body.seed ?? undefined,
     logprobs: body.logprobs === true,
     topLogprobs: body.top_logprobs ?? 0,
     n: body.n ?? 1,
     responseFormat: toResponseFormat(body.response_format),
     templateKwargs: body.chat_template_kwargs ?? {},
-    params: { toolChoice: "tool_choice", responseFormat: "response_format" },
+    params: CHAT_PARAMS,
   };
 }

@@ -14,6 +14,7 @@ function normalizeArguments(args: string): unknown {
  * are left out (the server invents them); arguments compare by value.
  */
 export function canonicalText(message: Pick<ChatTurnMessage, "content" | "toolCalls">): string {
+  if (message.toolCalls === undefined || message.toolCalls.length === 0) return message.content;
   const calls = (message.toolCalls ?? []).map(
     (c) => `\n<tool_call>${JSON.stringify({ name: c.name, arguments: normalizeArguments(c.arguments) })}</tool_call>`,
   );

@@ -19,6 +19,8 @@ const ID_BYTES: readonly Uint8Array[] = [
   ...[...SPECIALS, ...CHARS].map((p) => new TextEncoder().encode(p)),
   ...BYTES.map((b) => Uint8Array.of(b)),
 ];
+/** The id of each UTF-16 code unit below 128 that is one of CHARS, else -1 (the hot loop reads this, not the maps). */
+const ASCII_ID = Int16Array.from({ length: 128 }, (_, c) => CHAR_ID.get(String.fromCharCode(c)) ?? -1);
 const SPECIAL_RE = new RegExp(SPECIALS.map((s) => s.replace(/[|<>/]/g, (m) => `\\${m}`)).join("|"), "g");
 const utf8 = new TextEncoder();
 const utf8Decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
@@ -29,10 +31,19 @@ if (SPECIALS.length + CHARS.length !== EMBEDDED_IDS.firstByte) throw new Error("
 
 /** Text as text: a control-token string in it is spelled out character by character. */
 function encodePlain(text: string, out: number[] = []): number[] {
-  for (const ch of text) {
-    const id = CHAR_ID.get(ch);
-    if (id !== undefined) out.push(id);
-    else for (const b of utf8.encode(ch)) out.push(BYTE_ID.get(b)!);
+  let i = 0;
+  while (i < text.length) {
+    const code = text.charCodeAt(i);
+    const id = code < 128 ? ASCII_ID[code]! : -1;
+    if (id >= 0) {
+      out.push(id);
+      i++;
+      continue;
+    }
+    // one character (a surrogate pair is one) as its UTF-8 bytes
+    const ch = String.fromCodePoint(text.codePointAt(i)!);
+    for (const b of utf8.encode(ch)) out.push(BYTE_ID.get(b)!);
+    i += ch.length;
   }
   return out;
 }
@@ -50,16 +61,41 @@ function encode(text: string): number[] {
   return out;
 }
 
+/** Ids whose bytes are ASCII (all below `firstByte`) are decoded through this buffer, grown as needed. */
+let asciiScratch = Buffer.allocUnsafe(1024);
+const SCRATCH_MAX = 1 << 16;
+
 /** Bytes that are not valid UTF-8 (a generation that stops inside a character) read as U+FFFD. */
 function decode(ids: readonly number[]): string {
   let n = 0;
-  for (const id of ids) n += ID_BYTES[id]?.length ?? 0;
+  let ascii = true;
+  for (let i = 0; i < ids.length; i++) {
+    const b = ID_BYTES[ids[i]!];
+    if (b === undefined) continue;
+    n += b.length;
+    if (ids[i]! >= EMBEDDED_IDS.firstByte) ascii = false;
+  }
+  // ASCII bytes are their own characters: one latin1 read, no UTF-8 decoding
+  if (ascii) {
+    // a long text gets a buffer of its own (the shared one is not grown past a generation's size)
+    if (asciiScratch.length < n && n <= SCRATCH_MAX) asciiScratch = Buffer.allocUnsafe(Math.min(SCRATCH_MAX, Math.max(n, asciiScratch.length * 2)));
+    const out = n <= asciiScratch.length ? asciiScratch : Buffer.allocUnsafe(n);
+    let at = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const b = ID_BYTES[ids[i]!];
+      if (b === undefined) continue;
+      if (b.length === 1) out[at++] = b[0]!;
+      else for (let k = 0; k < b.length; k++) out[at++] = b[k]!;
+    }
+    return out.toString("latin1", 0, at);
+  }
   const bytes = new Uint8Array(n);
   let at = 0;
   for (const id of ids) {
     const b = ID_BYTES[id];
     if (b === undefined) continue;
-    bytes.set(b, at);
+    if (b.length === 1) bytes[at] = b[0]!;
+    else bytes.set(b, at);
     at += b.length;
   }
   return utf8Decoder.decode(bytes);
@@ -107,7 +143,37 @@ function messageIds(message: ChatTurnMessage, toolsBlock: number[] | null, encod
 const HEADER_IDS = encode("<|im_start|>assistant\n");
 const END_OF_TURN = { endId: EMBEDDED_IDS.imEnd, afterEndIds: encode("\n") };
 
-function renderChat(messages: readonly ChatTurnMessage[], options?: RenderOptions, encoded?: Encoded): RenderedPrompt {
+/** Messages longer than this are not cached (they would be hashed on every lookup, and held). */
+const CACHED_CHARS = 16_384;
+/** Segments cached at most; a full cache starts over. */
+const CACHED_SEGMENTS = 4096;
+
+/**
+ * Rendered messages without tool calls, by role and content: an episode's call k repeats calls 1..k-1's
+ * messages (and an environment's system prompt repeats across episodes), so each renders once. A hit is
+ * the same segment object, ids included: prompts share them (segments are never written to).
+ */
+class MessageSegments {
+  private readonly byRole = new Map<string, Map<string, PromptSegment>>();
+  private size = 0;
+
+  get(role: string, content: string): PromptSegment | undefined {
+    return this.byRole.get(role)?.get(content);
+  }
+
+  put(segment: PromptSegment): void {
+    if (this.size >= CACHED_SEGMENTS) {
+      this.byRole.clear();
+      this.size = 0;
+    }
+    let contents = this.byRole.get(segment.role);
+    if (contents === undefined) this.byRole.set(segment.role, (contents = new Map()));
+    contents.set(segment.text, segment);
+    this.size++;
+  }
+}
+
+function renderChat(messages: readonly ChatTurnMessage[], options?: RenderOptions, encoded?: Encoded, cache?: MessageSegments): RenderedPrompt {
   const tools = options?.tools ?? [];
   const segments: PromptSegment[] = [];
   const toolsBlock = tools.length > 0 ? toolsBlockIds(tools) : null;
@@ -115,12 +181,25 @@ function renderChat(messages: readonly ChatTurnMessage[], options?: RenderOption
     const ids = [EMBEDDED_IDS.imStart, ...encodePlain("system\n"), ...toolsBlock, EMBEDDED_IDS.imEnd, ...encodePlain("\n")];
     segments.push({ role: "system", text: decode(toolsBlock), ids });
   }
-  messages.forEach((m, i) => {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
     const spliced = spliceGeneration(m, options?.generated, END_OF_TURN);
-    const ids = spliced ?? messageIds(m, i === 0 && m.role === "system" ? toolsBlock : null, encoded);
-    segments.push({ role: m.role, text: canonicalText(m), ids });
-  });
-  return { segments, headerIds: [...HEADER_IDS] };
+    if (spliced !== null) {
+      segments.push({ role: m.role, text: canonicalText(m), ids: spliced });
+      continue;
+    }
+    const block = i === 0 && m.role === "system" ? toolsBlock : null;
+    // a message alone (no tool calls, no tools block) renders from its role and content
+    const cacheable = cache !== undefined && block === null && (m.toolCalls === undefined || m.toolCalls.length === 0) && m.content.length <= CACHED_CHARS;
+    let segment = cacheable ? cache.get(m.role, m.content) : undefined;
+    if (segment === undefined) {
+      segment = { role: m.role, text: canonicalText(m), ids: messageIds(m, block, encoded) };
+      if (cacheable) cache.put(segment);
+    }
+    segments.push(segment);
+  }
+  // every prompt shares the header's ids (they are never written to)
+  return { segments, headerIds: HEADER_IDS };
 }
 
 /** Characters encoded between two turns of the event loop in `renderChatAsync`. */
@@ -152,22 +231,24 @@ async function encodeAsync(text: string): Promise<number[]> {
 }
 
 /** Long message contents are encoded first, a slice at a time, then the prompt renders as `renderChat` does. */
-async function renderChatAsync(messages: readonly ChatTurnMessage[], options?: RenderOptions): Promise<RenderedPrompt> {
-  const encoded = new Map<string, number[]>();
+async function renderChatAsync(messages: readonly ChatTurnMessage[], options: RenderOptions | undefined, cache: MessageSegments): Promise<RenderedPrompt> {
+  let encoded: Map<string, number[]> | undefined;
   for (const m of messages) {
-    if (m.content.length <= SLICE_CHARS || encoded.has(m.content)) continue;
+    if (m.content.length <= SLICE_CHARS || encoded?.has(m.content)) continue;
     const out: number[] = [];
     await encodePlainSliced(m.content, out);
-    encoded.set(m.content, out);
+    (encoded ??= new Map()).set(m.content, out);
   }
-  return renderChat(messages, options, encoded);
+  return renderChat(messages, options, encoded, cache);
 }
 
 /**
  * The embedded model's character-level tokenizer with a ChatML template (Qwen's layout): special tokens,
- * newline and printable ASCII as characters, every other byte as a byte (261 ids).
+ * newline and printable ASCII as characters, every other byte as a byte (261 ids). Each tokenizer caches
+ * its rendered messages.
  */
 export function createEmbeddedTokenizer(): Tokenizer {
+  const cache = new MessageSegments();
   return {
     name: "embedded",
     vocabSize: ID_BYTES.length,
@@ -176,8 +257,8 @@ export function createEmbeddedTokenizer(): Tokenizer {
     encodeAsync,
     decode,
     tokenBytes: (id) => [...(ID_BYTES[id] ?? [])],
-    renderChat: (messages, options) => renderChat(messages, options),
-    renderChatAsync,
+    renderChat: (messages, options) => renderChat(messages, options, undefined, cache),
+    renderChatAsync: (messages, options) => renderChatAsync(messages, options, cache),
     parseAssistant: parseToolCalls,
   };
 }

@@ -49,7 +49,7 @@ export async function encodeInWorker(segments: readonly (readonly Piece[])[], ma
  */
 export function warmEncodePool(): void {
   encodePool()
-    .then((p) => p.run({ text: new SharedArrayBuffer(1), segments: [] } satisfies EncodeTask))
+    .then((p) => p.run({ chunks: [], segments: [] } satisfies EncodeTask))
     .catch(() => {});
 }
 

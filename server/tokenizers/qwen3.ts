@@ -81,18 +81,31 @@ class Turn {
   constructor(private readonly budgetMs: number) {}
   async maybeYield(): Promise<void> {
     if (performance.now() - this.since < this.budgetMs) return;
+    await this.yieldNow();
+  }
+
+  /** Lets the event loop run now (between two long pieces of work that must not add up). */
+  async yieldNow(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
     this.since = performance.now();
   }
+}
+
+/** Ids copied between two looks at the clock in `copySliced`. */
+const COPY_SLICE = 1 << 14;
+
+/** `out[from..to) = ids[from..to)`: a small function of its own, compiled early (an async loop may run long before it is). */
+function copyRange(out: number[], ids: ArrayLike<number>, from: number, to: number): void {
+  for (let i = from; i < to; i++) out[i] = ids[i]!;
 }
 
 /** A copy of `ids` as a plain array; a long one is copied a slice at a time. */
 async function copySliced(ids: ArrayLike<number>, turn: Turn): Promise<number[]> {
   if (ids.length <= 1 << 16) return Array.from(ids);
   const out = new Array<number>(ids.length);
-  for (let i = 0; i < ids.length; i++) {
-    out[i] = ids[i]!;
-    if ((i & 0xffff) === 0xffff) await turn.maybeYield();
+  for (let i = 0; i < ids.length; i += COPY_SLICE) {
+    copyRange(out, ids, i, Math.min(i + COPY_SLICE, ids.length));
+    await turn.maybeYield();
   }
   return out;
 }
@@ -143,8 +156,12 @@ export function createQwen3Tokenizer(): Tokenizer {
   const imEnd = addedIds.get("<|im_end|>")!;
   const endOfText = addedIds.get("<|endoftext|>")!;
   const endOfTurn = { endId: imEnd, afterEndIds: encode("\n") };
-  // ids as the encode thread gave them (a view of its shared result) or as encoded here; copied when handed out
-  const segments = new SegmentCache<readonly number[] | Int32Array>(4096);
+  // the generation prompt, shared by every prompt (ids are never written to)
+  const header = encode("<|im_start|>assistant\n");
+  const headerNoThinking = encode("<|im_start|>assistant\n<think>\n\n</think>\n\n");
+  // ids as the encode thread gave them (a view of its shared result) until first handed out, then as the
+  // array handed out: prompts share it (segments are never written to), each message's ids held once
+  const segments = new SegmentCache<{ ids: number[] | Int32Array }>(4096);
 
   /**
    * Template text splits at control tokens; message text does not, and runs on into the template text
@@ -187,7 +204,9 @@ export function createQwen3Tokenizer(): Tokenizer {
     const key = parts.map((p) => ("template" in p ? `\u0002${p.template}` : p.text.length > LONG_CHARS ? `\u0003${p.text.length}` : `\u0001${p.text}`)).join("");
     return { key, long };
   };
-  const cachedIds = (parts: readonly Part[]): number[] => Array.from(segments.get(keyOf(parts), () => encodeParts(parts)));
+  /** A segment's ids as handed out (the encode thread's view copied once into an array, which the cache keeps). */
+  const handOut = (box: { ids: number[] | Int32Array }): number[] => (Array.isArray(box.ids) ? box.ids : (box.ids = Array.from(box.ids)));
+  const cachedIds = (parts: readonly Part[]): number[] => handOut(segments.get(keyOf(parts), () => ({ ids: encodeParts(parts) })));
 
   /** The tools block (and the first system message, when there is one), rendered by the template itself. */
   const toolsHeaders = new Map<string, string>();
@@ -220,7 +239,7 @@ export function createQwen3Tokenizer(): Tokenizer {
   const plan = (messages: readonly ChatTurnMessage[], options?: RenderOptions): { planned: Planned[]; headerIds: number[] } => {
     const tools = options?.tools ?? [];
     const thinkingOff = options?.templateKwargs?.enable_thinking === false;
-    const headerIds = encode(`<|im_start|>assistant\n${thinkingOff ? "<think>\n\n</think>\n\n" : ""}`);
+    const headerIds = thinkingOff ? headerNoThinking : header;
     const planned: Planned[] = [];
     const block = tools.length > 0 ? toolsBlock(tools) : null;
     if (block !== null && messages[0]?.role !== "system") {
@@ -270,18 +289,32 @@ export function createQwen3Tokenizer(): Tokenizer {
     // each new segment once (a prompt may repeat a message), in order
     const fresh: Array<{ key: SegmentKey; pieces: Piece[] }> = [];
     const freshIndex = new SegmentCache<number>(Number.POSITIVE_INFINITY);
+    let long = false;
     const slots = planned.map((p) => {
       if ("ids" in p) return { ids: p.ids };
       const key = keyOf(p.parts);
-      const index = segments.peek(key) === undefined ? freshIndex.get(key, () => fresh.push({ key, pieces: pieces(p.parts) }) - 1) : -1;
-      return { key, index, parts: p.parts };
+      if (key.long.length > 0) long = true;
+      const box = segments.find(key);
+      const index = box === undefined ? freshIndex.get(key, () => fresh.push({ key, pieces: pieces(p.parts) }) - 1) : -1;
+      return { box, index };
     });
-    const made = await encodeNew(fresh.map((f) => f.pieces), turn);
-    fresh.forEach((f, i) => segments.put(f.key, made[i]!));
+    // a long message was compared with the cache above: what follows (packing it for the encode thread) gets a turn of its own
+    if (long) await turn.yieldNow();
+    const made = (await encodeNew(fresh.map((f) => f.pieces), turn)).map((ids) => ({ ids: ids as number[] | Int32Array }));
+    // kept without comparing them with the cache again (a 4 MB message against another of its length): a duplicate entry is harmless
+    fresh.forEach((f, i) => segments.add(f.key, made[i]!));
+    // copying ids back from the encode thread starts on a turn of its own
+    if (long) await turn.yieldNow();
     const segs: PromptSegment[] = [];
     for (const [i, p] of planned.entries()) {
       const slot = slots[i]!;
-      const ids = "ids" in slot ? slot.ids : await copySliced(slot.index >= 0 ? made[slot.index]! : segments.get(slot.key, () => encodeParts(slot.parts)), turn);
+      let ids: number[];
+      if ("ids" in slot) ids = slot.ids;
+      else {
+        const box = slot.box ?? made[slot.index]!;
+        if (!Array.isArray(box.ids)) box.ids = await copySliced(box.ids, turn);
+        ids = box.ids;
+      }
       segs.push({ role: p.role, text: p.text, ids });
     }
     return { segments: segs, headerIds };

@@ -25,6 +25,30 @@ export class SegmentCache<V> {
     return this.map.get(k.key)?.find((e) => sameTexts(e.long, k.long))?.value;
   }
 
+  /** `peek`, marking the entry found as used. */
+  find(k: SegmentKey): V | undefined {
+    const entries = this.map.get(k.key);
+    const hit = entries?.find((e) => sameTexts(e.long, k.long));
+    if (hit === undefined) return undefined;
+    this.map.delete(k.key);
+    this.map.set(k.key, entries!);
+    return hit.value;
+  }
+
+  /**
+   * Adds an entry without looking for an equal one first (the caller found none a moment ago): comparing
+   * a huge message with each cached one of its length again held the event loop. Should an equal entry
+   * have been added meanwhile, the two stand side by side until one ages out.
+   */
+  add(k: SegmentKey, value: V): void {
+    const entries = this.map.get(k.key) ?? [];
+    entries.push({ long: k.long, value });
+    if (entries.length > PER_KEY) entries.shift();
+    this.map.delete(k.key);
+    this.map.set(k.key, entries);
+    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value!);
+  }
+
   put(k: SegmentKey, value: V): void {
     const entries = (this.map.get(k.key) ?? []).filter((e) => !sameTexts(e.long, k.long));
     entries.push({ long: k.long, value });

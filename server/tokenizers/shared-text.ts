@@ -1,19 +1,23 @@
 import type { Piece } from "./qwen3-text.ts";
 
 /**
- * How a prompt's new segments cross to the encode thread: their text as UTF-8 in one SharedArrayBuffer,
+ * How a prompt's new segments cross to the encode thread: their text as UTF-8 in SharedArrayBuffers,
  * written by the event loop a slice at a time, so a huge message is never copied (structured clone) in
- * one go. The ids come back in shared memory too.
+ * one go, and never into one huge buffer either (allocating, zeroing, 12 MB for a 4 MB message held the
+ * loop for milliseconds): the text fills chunks of a few hundred KB, each allocated when the last is full.
+ * The ids come back in shared memory too.
  */
 export interface PackedSegments {
-  /** Every run's UTF-8, one after another. */
-  text: SharedArrayBuffer;
-  /** Each segment as control-token ids and runs of text (`[start, end)` bytes of `text`). */
-  segments: Array<Array<number | [number, number]>>;
+  /** The text's UTF-8, chunk after chunk. */
+  chunks: SharedArrayBuffer[];
+  /** Each segment as control-token ids and runs of text (each run its byte ranges: chunk, start, end, ...). */
+  segments: Array<Array<number | number[]>>;
 }
 
 /** Characters written per slice (about a tenth of a millisecond). */
 const SLICE_CHARS = 1 << 17;
+/** Bytes per chunk: a slice's worst case (3 bytes per UTF-16 unit). */
+const CHUNK_BYTES = 3 * SLICE_CHARS;
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
@@ -21,43 +25,60 @@ const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 export async function packSegments(segments: readonly (readonly Piece[])[], maybeYield: () => Promise<void>): Promise<PackedSegments> {
   let chars = 0;
   for (const seg of segments) for (const p of seg) if (typeof p === "string") chars += p.length;
-  // UTF-8 takes at most 3 bytes per UTF-16 unit; the pages past what is written are never touched.
-  const text = new SharedArrayBuffer(Math.max(1, chars * 3));
-  const bytes = new Uint8Array(text);
   const encoder = new TextEncoder();
+  const chunks: SharedArrayBuffer[] = [];
+  let bytes: Uint8Array = new Uint8Array(0);
   let at = 0;
+  /** Room for `units` UTF-16 units: a new chunk when the current one could not hold them. */
+  const room = (units: number): void => {
+    if (bytes.length - at >= units * 3) return;
+    // the first chunk is as small as the whole text allows; pages past what is written are never touched
+    const size = Math.max(1, Math.min(Math.max(CHUNK_BYTES, units * 3), chars * 3));
+    chunks.push(new SharedArrayBuffer(size));
+    bytes = new Uint8Array(chunks[chunks.length - 1]!);
+    at = 0;
+  };
   const out: PackedSegments["segments"] = [];
   for (const seg of segments) {
     const items: PackedSegments["segments"][number] = [];
-    let runStart = -1;
+    let run: number[] | null = null;
     for (const p of seg) {
       if (typeof p === "number") {
-        if (runStart >= 0) items.push([runStart, at]);
-        runStart = -1;
+        if (run !== null) items.push(run);
+        run = null;
         items.push(p);
         continue;
       }
-      if (runStart < 0) runStart = at;
+      run ??= [];
       for (let i = 0; i < p.length; ) {
         let end = Math.min(i + SLICE_CHARS, p.length);
         // a surrogate pair is never cut in two (each half alone would encode as U+FFFD)
         if (end < p.length && isHighSurrogate(p.charCodeAt(end - 1))) end--;
+        room(end - i);
+        const start = at;
         at += encoder.encodeInto(end - i === p.length ? p : p.slice(i, end), bytes.subarray(at)).written;
+        run.push(chunks.length - 1, start, at);
+        chars -= end - i;
         i = end;
         if (end < p.length) await maybeYield();
       }
     }
-    if (runStart >= 0) items.push([runStart, at]);
+    if (run !== null) items.push(run);
     out.push(items);
   }
-  return { text, segments: out };
+  return { chunks, segments: out };
 }
 
 /** The pieces back, on the encode thread: each run one string. */
 export function unpackSegments(packed: PackedSegments): Piece[][] {
   const decoder = new TextDecoder();
-  const bytes = new Uint8Array(packed.text);
-  return packed.segments.map((seg) => seg.map((p) => (typeof p === "number" ? p : decoder.decode(bytes.slice(p[0], p[1])))));
+  const views = packed.chunks.map((c) => new Uint8Array(c));
+  const decode = (ranges: number[]): string => {
+    let text = "";
+    for (let k = 0; k < ranges.length; k += 3) text += decoder.decode(views[ranges[k]!]!.slice(ranges[k + 1], ranges[k + 2]));
+    return text;
+  };
+  return packed.segments.map((seg) => seg.map((p) => (typeof p === "number" ? p : decode(p))));
 }
 
 /**

@@ -9,7 +9,10 @@ export interface ChatTurnMessage {
   name?: string;
 }
 
-/** One message of a rendered prompt, with the token ids it rendered to. */
+/**
+ * One message of a rendered prompt, with the token ids it rendered to. Tokenizers hand a cached
+ * message's segment (or its ids) to every prompt that repeats it: a segment is never written to.
+ */
 export interface PromptSegment {
   role: ChatTurnMessage["role"];
   /** The message in canonical text form (what `text` matching compares). */

@@ -1,19 +1,49 @@
 import type { TrackedCall } from "./call-record.ts";
 
 /**
- * A call as it is written: as the tracker keeps it, except that a long segment's ids may be an Int32Array
- * (call-writer.ts moves them to the writer thread in one buffer); they are written as the array they stand for.
+ * A call as it is written: as the tracker keeps it, or as the writer thread unpacks it (call-wire.ts),
+ * its numbers then views of the batch's typed arrays; either is written as the same row.
  */
-export interface RowCall extends Omit<TrackedCall, "segments"> {
-  segments: ReadonlyArray<Omit<TrackedCall["segments"][number], "ids"> & { ids: readonly number[] | Int32Array }>;
+export interface RowCall extends Omit<TrackedCall, "segments" | "headerIds" | "outputIds" | "outputLogprobs"> {
+  segments: ReadonlyArray<{ role: string; text: string; ids: ArrayLike<number> }>;
+  headerIds: ArrayLike<number>;
+  outputIds: ArrayLike<number>;
+  outputLogprobs: ArrayLike<number>;
 }
 
-/** One call as a row of `calls`; shared by the writer thread and the in-thread writer. */
+/** One call as a row of `calls`. */
 export const INSERT_CALL = `INSERT INTO calls (call_id, episode_id, agent_id, policy, trainable, seq, messages, tools, segments, header_ids,
        output_ids, output_logprobs, output_text, finish_reason, version, started_at, latency_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-/** The values of `INSERT_CALL`, in its column order (positional binding names no keys). */
+/** A number array's JSON, as JSON.stringify writes it (a non-finite number is `null`). */
+export function numbersJson(a: ArrayLike<number>): string {
+  if (Array.isArray(a)) return JSON.stringify(a);
+  const view = a as Int32Array | Float64Array;
+  if (view instanceof Float64Array) {
+    for (let i = 0; i < view.length; i++) if (!Number.isFinite(view[i]!)) return JSON.stringify(Array.from(view));
+  }
+  // join writes each number as ToString does, which is what JSON writes for a finite number
+  return `[${view.join(",")}]`;
+}
+
+/** One segment's JSON, as JSON.stringify writes a PromptSegment (`{ role, text, ids }`). */
+export function segmentJson(role: string, text: string, ids: ArrayLike<number>): string {
+  if (typeof role === "string" && typeof text === "string") return `{"role":${JSON.stringify(role)},"text":${JSON.stringify(text)},"ids":${numbersJson(ids)}}`;
+  return JSON.stringify({ role, text, ids: Array.from(ids) });
+}
+
+/** The segments' JSON. */
+function segmentsJson(segments: RowCall["segments"]): string {
+  let out = "[";
+  for (let i = 0; i < segments.length; i++) {
+    const s = segments[i]!;
+    out += i === 0 ? segmentJson(s.role, s.text, s.ids) : `,${segmentJson(s.role, s.text, s.ids)}`;
+  }
+  return `${out}]`;
+}
+
+/** The values of `INSERT_CALL`, in its column order (positional binding names no keys); shared by the writer thread and the in-thread writer. */
 export function toCallRow(call: RowCall): unknown[] {
   return [
     call.callId,
@@ -25,21 +55,15 @@ export function toCallRow(call: RowCall): unknown[] {
     JSON.stringify(call.messages),
     call.tools === null ? null : JSON.stringify(call.tools),
     segmentsJson(call.segments),
-    JSON.stringify(call.headerIds),
-    JSON.stringify(call.outputIds),
-    JSON.stringify(call.outputLogprobs),
+    numbersJson(call.headerIds),
+    numbersJson(call.outputIds),
+    numbersJson(call.outputLogprobs),
     call.outputText,
     call.finishReason,
     call.version,
     call.startedAt,
     call.latencyMs,
   ];
-}
-
-/** The segments' JSON, Int32Array ids as number arrays. */
-function segmentsJson(segments: RowCall["segments"]): string {
-  if (!segments.some((s) => ArrayBuffer.isView(s.ids))) return JSON.stringify(segments);
-  return JSON.stringify(segments, (_key, value: unknown) => (value instanceof Int32Array ? Array.from(value) : value));
 }
 
 /** A row of `calls` as SQLite returns it. */

@@ -2,6 +2,7 @@ import type { RunDb } from "../db/run-db.ts";
 import type { CallRecord, TrackedCall } from "./call-record.ts";
 import { type CallRow, fromCallRow } from "./call-rows.ts";
 import { createCallWriter } from "./call-writer.ts";
+import { sameJson, shareRepeats } from "./repeats.ts";
 
 export type { TrackedCall } from "./call-record.ts";
 
@@ -79,6 +80,18 @@ export function createTracker(db: RunDb): Tracker {
 
   return {
     record(call) {
+      let episode = live.get(call.episodeId);
+      if (!episode) live.set(call.episodeId, (episode = new Map()));
+      let agent = episode.get(call.agentId);
+      if (!agent) episode.set(call.agentId, (agent = { calls: [], generations: new Map() }));
+      // what repeats the agent's previous call is kept as the objects it recorded (see repeats.ts)
+      const previous = agent.calls[agent.calls.length - 1];
+      if (previous !== undefined) {
+        call.messages = shareRepeats(previous.messages, call.messages);
+        if (call.tools !== null && previous.tools !== null && call.tools !== previous.tools && sameJson(previous.tools, call.tools)) call.tools = previous.tools;
+      }
+      agent.calls.push(call);
+      if (call.finishReason !== "overflow") agent.generations.set(call.outputText, call.headerIds.concat(call.outputIds));
       pending.push(call);
       if (pending.length >= FLUSH_CALLS) send();
       else if (timer === null) {
@@ -86,12 +99,6 @@ export function createTracker(db: RunDb): Tracker {
         // an idle process is not kept alive for a batch: close and the episode's end flush it
         timer.unref();
       }
-      let episode = live.get(call.episodeId);
-      if (!episode) live.set(call.episodeId, (episode = new Map()));
-      let agent = episode.get(call.agentId);
-      if (!agent) episode.set(call.agentId, (agent = { calls: [], generations: new Map() }));
-      agent.calls.push(call);
-      if (call.finishReason !== "overflow") agent.generations.set(call.outputText, [...call.headerIds, ...call.outputIds]);
     },
     callsOf,
     callsOfAgent(episodeId, agentId) {
@@ -105,11 +112,13 @@ export function createTracker(db: RunDb): Tracker {
     discard(episodeId) {
       flush();
       live.delete(episodeId);
+      writer.forget(episodeId);
       deleteEpisode.run(episodeId);
     },
     release(episodeId) {
       flush();
       live.delete(episodeId);
+      writer.forget(episodeId);
     },
     flush,
     close() {

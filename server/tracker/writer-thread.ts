@@ -1,52 +1,87 @@
 import { createRequire } from "node:module";
 import { parentPort, workerData } from "node:worker_threads";
 import type BetterSqlite3 from "better-sqlite3";
-import { INSERT_CALL, type RowCall, toCallRow } from "./call-rows.ts";
+import { INSERT_CALL, RowMaker, type WireBatch } from "./call-wire.ts";
 
-/** What the tracker hands its writer thread: the database file and the shared progress words. */
+/**
+ * The writer thread: one per process, started with the first tracker on a file and kept (idle, it keeps
+ * nothing alive), so a server started later meets a thread whose code is already compiled. Each tracker's
+ * database gets its own connection here, opened when the tracker first writes and closed with it.
+ */
 export interface WriterThreadData {
-  path: string;
   /** better-sqlite3's entry, resolved by the parent (the bundled thread lives in the temp folder). */
   sqlite: string;
-  /** [0]: the last batch committed (or failed), [1]: 1 once a batch failed. */
+}
+
+/** A database's shared progress words: [0] how many of its messages were handled (committed, failed or closed), [1] 1 once a batch failed. */
+export interface WriterProgress {
   state: Int32Array;
   /** The first failure's message, UTF-8, NUL-padded. */
   failure: Uint8Array;
 }
 
-export interface WriterBatch {
-  seq: number;
-  calls: readonly RowCall[];
+export type WriterMessage =
+  | ({ kind: "open"; db: number; path: string } & WriterProgress)
+  | { kind: "batch"; db: number; batch: WireBatch }
+  | { kind: "close"; db: number };
+
+const { sqlite } = workerData as WriterThreadData;
+let Database: typeof BetterSqlite3 | undefined;
+
+interface Connection extends WriterProgress {
+  writeAll: ((batch: WireBatch) => void) | null;
+  close: () => void;
 }
 
-const { path, sqlite, state, failure } = workerData as WriterThreadData;
+const connections = new Map<number, Connection>();
 
-function fail(err: unknown): void {
-  if (Atomics.load(state, 1) === 0) failure.set(new TextEncoder().encode(String(err instanceof Error ? err.message : err)).subarray(0, failure.length));
-  Atomics.store(state, 1, 1);
+function fail(p: WriterProgress, err: unknown): void {
+  if (Atomics.load(p.state, 1) === 0) p.failure.set(new TextEncoder().encode(String(err instanceof Error ? err.message : err)).subarray(0, p.failure.length));
+  Atomics.store(p.state, 1, 1);
 }
 
-let writeAll: ((calls: readonly RowCall[]) => void) | null = null;
-try {
-  // Its own connection to the run's file; the tracker's opened it first (WAL, schema).
-  const Database = createRequire(import.meta.url)(sqlite) as typeof BetterSqlite3;
-  const db = new Database(path);
-  db.pragma("synchronous = NORMAL");
-  db.pragma("busy_timeout = 5000");
-  const insert = db.prepare(INSERT_CALL);
-  writeAll = db.transaction((calls: readonly RowCall[]) => {
-    for (const call of calls) insert.run(toCallRow(call));
-  });
-} catch (err) {
-  fail(err);
+function done(p: WriterProgress): void {
+  Atomics.add(p.state, 0, 1);
+  Atomics.notify(p.state, 0);
 }
 
-parentPort!.on("message", (batch: WriterBatch) => {
+function open(m: Extract<WriterMessage, { kind: "open" }>): void {
+  const c: Connection = { state: m.state, failure: m.failure, writeAll: null, close: () => {} };
+  connections.set(m.db, c);
   try {
-    if (writeAll !== null && Atomics.load(state, 1) === 0) writeAll(batch.calls);
+    Database ??= createRequire(import.meta.url)(sqlite) as typeof BetterSqlite3;
+    // Its own connection to the run's file; the tracker's opened it first (WAL, schema).
+    const db = new Database(m.path);
+    c.close = () => db.close();
+    db.pragma("synchronous = NORMAL");
+    db.pragma("busy_timeout = 5000");
+    const insert = db.prepare(INSERT_CALL);
+    const maker = new RowMaker();
+    c.writeAll = db.transaction((batch: WireBatch) => {
+      // positional arguments bind straight from the call (an array is read back element by element through the V8 API)
+      for (const row of maker.rows(batch)) insert.run(...row);
+    });
   } catch (err) {
-    fail(err);
+    fail(c, err);
   }
-  Atomics.store(state, 0, batch.seq);
-  Atomics.notify(state, 0);
+}
+
+parentPort!.on("message", (m: WriterMessage) => {
+  if (m.kind === "open") return open(m);
+  const c = connections.get(m.db)!;
+  if (m.kind === "close") {
+    connections.delete(m.db);
+    try {
+      c.close();
+    } catch (err) {
+      fail(c, err);
+    }
+    return done(c);
+  }
+  try {
+    if (c.writeAll !== null && Atomics.load(c.state, 1) === 0) c.writeAll(m.batch);
+  } catch (err) {
+    fail(c, err);
+  }
+  done(c);
 });

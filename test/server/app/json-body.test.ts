@@ -1,4 +1,5 @@
-import type { FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance } from "fastify";
+import { registerJsonBody } from "../../../server/app/json-body.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestServer, claimSolver, testConfig } from "../helpers/build-test-server.ts";
 import { scriptedEngine } from "../helpers/scripted-engine.ts";
@@ -43,5 +44,40 @@ describe("large JSON bodies, parsed on the JSON body thread", () => {
     const [large, inPlace] = await Promise.all([post(`{"model": "main", "pad": "${big}", "meta": ${deep}}`), post(`{"model": "main", "meta": ${deep}}`)]);
     expect(large.statusCode).toBe(400);
     expect(large.json()).toEqual(inPlace.json());
+  });
+
+  it("reads bodies as fastify's own reader does: limits, announced lengths that do not match, empty and chunked bodies", async () => {
+    // the same echo route behind fastify's default JSON parser and behind ours
+    const echo = async (withOurs: boolean) => {
+      const a = Fastify({ bodyLimit: 300_000 });
+      if (withOurs) registerJsonBody(a);
+      a.post("/echo", async (request) => ({ size: JSON.stringify(request.body).length }));
+      a.post("/small", { bodyLimit: 100_000 }, async (request) => ({ size: JSON.stringify(request.body).length }));
+      await a.ready();
+      return a;
+    };
+    const [stock, ours] = await Promise.all([echo(false), echo(true)]);
+    const body = (n: number) => JSON.stringify({ pad: "y".repeat(n) });
+    const cases: Array<{ url: string; payload: string; headers?: Record<string, string> }> = [
+      { url: "/echo", payload: body(200_000) },
+      { url: "/echo", payload: body(299_985) },
+      { url: "/echo", payload: body(400_000) },
+      { url: "/small", payload: body(150_000) },
+      { url: "/echo", payload: "" },
+      { url: "/echo", payload: body(200_000), headers: { "content-length": "150000" } },
+      { url: "/echo", payload: body(200_000), headers: { "content-length": "250000" } },
+      { url: "/echo", payload: body(200_000), headers: { "content-length": "400000" } },
+      { url: "/echo", payload: body(10), headers: { "content-length": "5" } },
+      { url: "/echo", payload: body(200_000), headers: { "transfer-encoding": "chunked" } },
+    ];
+    try {
+      for (const c of cases) {
+        const req = { method: "POST" as const, url: c.url, payload: c.payload, headers: { "content-type": "application/json", ...c.headers } };
+        const [a, b] = [await stock.inject(req), await ours.inject(req)];
+        expect({ status: b.statusCode, body: b.json() as unknown }).toEqual({ status: a.statusCode, body: a.json() as unknown });
+      }
+    } finally {
+      await Promise.all([stock.close(), ours.close()]);
+    }
   });
 });

@@ -40,6 +40,18 @@ describe("POST /v1/chat/completions", () => {
     expect(call!.messages).toEqual([{ role: "user", content: "Hi" }]);
   });
 
+  it("joins a prompt longer than a slice a slice at a time, to the same ids the engine reads and the record holds", async () => {
+    const { chat, store, engine } = await setup(["ok<|im_end|>"], { maxContext: 1 << 20 });
+    const content = "abc é数\n".repeat(30_000);
+    const res = await chat({ messages: [{ role: "system", content: "s" }, { role: "user", content }] });
+    expect(res.statusCode).toBe(200);
+    const [call] = store.tracker.callsOf("e1");
+    const recorded = [...call!.segments.flatMap((s) => s.ids), ...call!.headerIds];
+    expect(recorded.length).toBeGreaterThan(1 << 16);
+    expect(engine.prompts[0]).toEqual(recorded);
+    expect(res.json().usage.prompt_tokens).toBe(recorded.length);
+  });
+
   it("joins text parts and maps developer to system", async () => {
     const { chat, engine } = await setup(["ok<|im_end|>"]);
     await chat({ messages: [{ role: "developer", content: "Rules." }, { role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }] });

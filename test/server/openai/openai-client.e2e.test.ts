@@ -137,4 +137,32 @@ describe("the official openai client against a real socket", () => {
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toEqual(["main"]);
   });
+
+  it("one keep-alive connection carrying several agents' keys: each call is authorized and recorded by its own key", async () => {
+    const { Agent, request } = await import("node:http");
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const url = new URL(`${baseURL}/chat/completions`);
+    const post = (key: string) =>
+      new Promise<{ status: number; socket: unknown }>((resolve, reject) => {
+        const body = JSON.stringify({ model: "main", messages: [{ role: "user", content: "hi" }] });
+        const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: "POST", agent, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } }, (res) => {
+          res.resume();
+          res.on("end", () => resolve({ status: res.statusCode!, socket: req.socket }));
+        });
+        req.on("error", reject);
+        req.end(body);
+      });
+    try {
+      const [a, b] = [claimKey("ep-keys-a"), claimKey("ep-keys-b")];
+      const results = [];
+      for (const key of [a, b, a, "sk-aj-forged.sig", b]) results.push(await post(key));
+      // all over the same connection
+      expect(new Set(results.map((r) => r.socket)).size).toBe(1);
+      expect(results.map((r) => r.status)).toEqual([200, 200, 200, 401, 200]);
+      expect(app.agentjet.store.tracker.callsOf("ep-keys-a")).toHaveLength(2);
+      expect(app.agentjet.store.tracker.callsOf("ep-keys-b")).toHaveLength(2);
+    } finally {
+      agent.destroy();
+    }
+  });
 });

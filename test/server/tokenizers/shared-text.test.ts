@@ -13,6 +13,14 @@ describe("segments packed for the encode thread", () => {
     expect(unpackSegments(packed)).toEqual([["", 1, `user\n${edge}`, 2, "\n"], [3], ["数学 é x"], []]);
   });
 
+  it("a long text fills chunks of a few hundred KB, never one buffer of its size, and round-trips across them", async () => {
+    const long = `${"é数学 abc".repeat(200_000)}😀 end`;
+    const packed = await packSegments([["a", long], [1, "b"]], async () => {});
+    expect(packed.chunks.length).toBeGreaterThan(3);
+    for (const c of packed.chunks) expect(c.byteLength).toBeLessThanOrEqual(3 * (1 << 17));
+    expect(unpackSegments(packed)).toEqual([[`a${long}`], [1, "b"]]);
+  });
+
   it("ids round-trip: each segment's ids, empty ones included", () => {
     const segs = [[1, 2, 3], [], [151644]];
     const ends = [3, 3, 4];

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openRunDb } from "../../../server/db/run-db.ts";
+import { createCallWriter } from "../../../server/tracker/call-writer.ts";
 import { createTracker, type TrackedCall } from "../../../server/tracker/tracker.ts";
 import { trackedCall } from "../helpers/tracked-call.ts";
 
@@ -81,7 +82,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
     }
   });
 
-  it("on a file, a long segment's ids (moved to the writer thread as one buffer) are recorded as the ids they are", () => {
+  it("on a file, a long segment's ids (packed into the batch's moved Int32Array) are recorded as the ids they are", () => {
     const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
     try {
       const db = openRunDb(join(dir, "run.db"));
@@ -117,6 +118,267 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       tracker.record(call("e1", 0)); // the same call id again
       expect(() => tracker.flush()).toThrow(/UNIQUE constraint failed/);
       db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("on a file, packed batches record exactly what the in-memory writer records: numbers no typed array holds, any text", () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
+    try {
+      const db = openRunDb(join(dir, "run.db"));
+      const mem = openRunDb(":memory:");
+      const odd = [
+        trackedCall({ callId: "a", episodeId: "e1", headerIds: [1.5, 2], outputIds: [2 ** 31, -1, 0], outputLogprobs: [Number.NaN, Number.NEGATIVE_INFINITY, -0, 1e-300, -1e21] }),
+        trackedCall({ callId: "b", episodeId: "e1", seq: 1, outputLogprobs: [null as unknown as number, -0.5], segments: [{ role: "user", text: "h\u00e9 \u{1f600} \ud800 \"q\"\n", ids: [7, -0, 9] }] }),
+        trackedCall({
+          callId: "c",
+          episodeId: "e1",
+          seq: 2,
+          messages: JSON.parse('[{"role":"user","content":[{"type":"text","text":"x"}],"__proto__":{"a":1},"extra":null}]') as unknown[],
+          tools: [{ type: "function", function: { name: "ls", parameters: { type: "object" } } }],
+        }),
+      ];
+      const tracker = createTracker(db);
+      const reference = createTracker(mem);
+      for (const c of odd) {
+        tracker.record(c);
+        reference.record(c);
+      }
+      tracker.release("e1");
+      reference.release("e1");
+      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY seq").all();
+      expect(rows(db)).toEqual(rows(mem));
+      const back = tracker.callsOf("e1");
+      expect(back[0]!.headerIds).toEqual([1.5, 2]);
+      expect(back[0]!.outputIds).toEqual([2 ** 31, -1, 0]);
+      expect(back[0]!.outputLogprobs).toEqual([null, null, 0, 1e-300, -1e21]);
+      expect(back[1]!.segments[0]!.text).toBe("h\u00e9 \u{1f600} \ud800 \"q\"\n");
+      tracker.close();
+      db.close();
+      mem.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("on a file, a large call (a long message) is packed a slice at a time and recorded as the same row, or finished by a flush", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
+    try {
+      const db = openRunDb(join(dir, "run.db"));
+      const mem = openRunDb(":memory:");
+      const text = `${"lorem ipsum \u00e9\u{1f600}\n".repeat(20_000)}\ud800 end`;
+      const ids = Array.from({ length: 150_000 }, (_, i) => (i * 7919) % 151_000);
+      const large = (callId: string, seq: number): TrackedCall =>
+        trackedCall({
+          callId,
+          episodeId: "e1",
+          seq,
+          messages: [{ role: "system", content: "short" }, { role: "user", content: [{ type: "text", text }] }],
+          tools: [{ type: "function", function: { name: "ls", description: text.slice(0, 40_000) } }],
+          segments: [
+            { role: "system", text: "short", ids: [1, 2] },
+            { role: "user", text, ids },
+          ],
+        });
+      // a frozen model's call: no segments, its messages are large
+      const frozen = trackedCall({ callId: "f", episodeId: "e1", seq: 9, trainable: false, segments: [], headerIds: [], outputIds: [], outputLogprobs: [], messages: [{ role: "user", content: text }] });
+      const tracker = createTracker(db);
+      const reference = createTracker(mem);
+      const record = (c: TrackedCall) => {
+        tracker.record(c);
+        reference.record(c);
+      };
+      // packed on the event loop's turns, then posted
+      record(large("l1", 0));
+      record(trackedCall({ callId: "s1", episodeId: "e1", seq: 1 }));
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      // finished in place by the flush; one large segment has an id no Int32Array holds
+      record(large("l2", 2));
+      const odd = large("l3", 3);
+      odd.segments[1] = { ...odd.segments[1]!, ids: ids.map((id, i) => (i === 100_000 ? 1.5 : id)) };
+      record(odd);
+      record(frozen);
+      tracker.flush();
+      reference.flush();
+      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY seq").all();
+      expect(rows(db)).toHaveLength(5);
+      expect(rows(db)).toEqual(rows(mem));
+      tracker.release("e1");
+      const back = tracker.callsOf("e1");
+      expect(back[0]!.segments[1]!.text).toBe(text);
+      expect(back[0]!.segments[1]!.ids).toEqual(ids);
+      expect((back[0]!.messages[1] as { content: Array<{ text: string }> }).content[0]!.text).toBe(text);
+      tracker.close();
+      db.close();
+      mem.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("on a file, what a call repeats (messages, tools, segments) crosses once and is recorded as the same rows, across batches, agents and episodes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
+    try {
+      const db = openRunDb(join(dir, "run.db"));
+      const mem = openRunDb(":memory:");
+      const tracker = createTracker(db);
+      const reference = createTracker(mem);
+      // a seeded generator (mulberry32), so a failure replays
+      let seed = 7;
+      const rand = (n: number) => {
+        seed = (seed + 0x6d2b79f5) | 0;
+        let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+        return ((t ^ (t >>> 14)) >>> 0) % n;
+      };
+      const segmentPool = Array.from({ length: 6 }, (_, i) => ({ role: "user" as const, text: `segment ${i} \u00e9`, ids: Array.from({ length: 5 + i }, (_, k) => k * i) }));
+      const toolPool = [null, [{ type: "function", function: { name: "ls", parameters: { type: "object" } } }]];
+      const conversations = new Map<string, unknown[]>();
+      let n = 0;
+      for (let op = 0; op < 400; op++) {
+        const episodeId = `e${rand(3)}`;
+        const agentId = rand(2) === 0 ? "a" : "b";
+        const r = rand(40);
+        if (r === 0) {
+          tracker.release(episodeId);
+          reference.release(episodeId);
+          conversations.delete(`${episodeId}/a`);
+          conversations.delete(`${episodeId}/b`);
+          continue;
+        }
+        if (r === 1 && rand(3) === 0) {
+          tracker.discard(episodeId);
+          reference.discard(episodeId);
+          conversations.delete(`${episodeId}/a`);
+          conversations.delete(`${episodeId}/b`);
+          continue;
+        }
+        if (r === 2) {
+          tracker.flush();
+          reference.flush();
+          continue;
+        }
+        if (r === 3) {
+          await new Promise((resolve) => setTimeout(resolve, 110));
+          continue;
+        }
+        // the conversation grows, repeats (as new objects, as a client re-sends it), or changes
+        const key = `${episodeId}/${agentId}`;
+        const before = conversations.get(key) ?? [{ role: "system", content: "be brief" }];
+        const copy = JSON.parse(JSON.stringify(before)) as unknown[];
+        const change = rand(4);
+        const messages =
+          change === 0 ? [...copy, { role: "user", content: `q${op}` }] : change === 1 ? copy : change === 2 ? [...copy.slice(0, Math.max(1, copy.length - 1)), { role: "tool", content: `t${op}`, tool_call_id: "c" }] : [{ role: "system", content: `other ${op}` }];
+        conversations.set(key, messages);
+        const segments = Array.from({ length: 1 + rand(3) }, () => (rand(3) === 0 ? { role: "user" as const, text: `fresh ${op}`, ids: [op, 1, 2] } : segmentPool[rand(segmentPool.length)]!));
+        const c = trackedCall({ callId: `c${n++}`, episodeId, agentId, seq: n, messages, tools: toolPool[rand(2)] === null ? null : (JSON.parse(JSON.stringify(toolPool[1])) as unknown[]), segments });
+        tracker.record({ ...c, messages: [...c.messages] });
+        reference.record({ ...c, messages: [...c.messages] });
+      }
+      tracker.flush();
+      reference.flush();
+      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY call_id").all();
+      expect(rows(db).length).toBeGreaterThan(150);
+      expect(rows(db)).toEqual(rows(mem));
+      tracker.close();
+      db.close();
+      mem.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("on a file, a segment sent longer ago than the writer thread keeps is sent again", () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
+    try {
+      const db = openRunDb(join(dir, "run.db"));
+      const mem = openRunDb(":memory:");
+      const tracker = createTracker(db);
+      const reference = createTracker(mem);
+      const first = { role: "user" as const, text: "first", ids: [1, 2, 3] };
+      const record = (c: TrackedCall) => {
+        tracker.record(c);
+        reference.record(c);
+      };
+      record(trackedCall({ callId: "c0", episodeId: "e1", segments: [first] }));
+      // more segments kept since than the thread holds
+      for (let i = 1; i <= 2100; i++) {
+        record(trackedCall({ callId: `c${i}`, episodeId: "e1", seq: i, segments: [{ role: "user", text: `s${i}`, ids: [i] }] }));
+        if (i % 700 === 0) tracker.flush();
+      }
+      record(trackedCall({ callId: "last", episodeId: "e1", seq: 2101, segments: [first] }));
+      tracker.release("e1");
+      reference.release("e1");
+      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY seq").all();
+      expect(rows(db)).toEqual(rows(mem));
+      tracker.close();
+      db.close();
+      mem.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("on a file, batches handed over while a large one is still being packed wait their turn, so their repeats refer to what it sent", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
+    try {
+      const db = openRunDb(join(dir, "run.db"));
+      const mem = openRunDb(":memory:");
+      const writer = createCallWriter(db);
+      const reference = createCallWriter(mem);
+      const text = "x".repeat(200_000);
+      const messages = [{ role: "system", content: "s" }, { role: "user", content: text }];
+      const segment = { role: "user" as const, text: "s", ids: [1, 2] };
+      const large = trackedCall({ callId: "large", episodeId: "e1", messages, segments: [segment, { role: "user", text, ids: Array.from({ length: 150_000 }, (_, i) => i) }] });
+      // the same agent's next calls repeat its messages (the same objects) and its first segment
+      const next = (i: number) => trackedCall({ callId: `n${i}`, episodeId: "e1", seq: i, messages: [...messages, { role: "user", content: `q${i}` }], segments: [segment] });
+      const write = (calls: TrackedCall[]) => {
+        writer.write(calls);
+        reference.write(calls);
+      };
+      write([large]);
+      // the large batch has begun: it sent its messages and its first segment, not yet posted
+      await new Promise((resolve) => setImmediate(resolve));
+      write([next(1)]);
+      write([next(2)]);
+      writer.forget("e1");
+      write([next(3)]);
+      writer.sync();
+      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY call_id").all();
+      expect(rows(db)).toHaveLength(4);
+      expect(rows(db)).toEqual(rows(mem));
+      writer.close();
+      db.close();
+      mem.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("trackers of several databases share the writer thread: each commits its own rows, a failure is its own, one closed leaves the others writing", () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
+    try {
+      const [a, b, c] = ["a", "b", "c"].map((n) => openRunDb(join(dir, `${n}.db`)));
+      const [ta, tb] = [createTracker(a!), createTracker(b!)];
+      const count = (d: typeof a) => (d!.prepare("SELECT COUNT(*) AS n FROM calls").get() as { n: number }).n;
+      ta.record(call("e1", 0));
+      tb.record(call("e1", 0));
+      ta.flush();
+      tb.flush();
+      ta.record(call("e1", 0)); // the same call id again: a's batch fails
+      tb.record(call("e1", 1));
+      expect(() => ta.flush()).toThrow(/UNIQUE constraint failed/);
+      tb.flush();
+      expect([count(a), count(b)]).toEqual([1, 2]);
+      tb.close();
+      // a tracker started after another closed writes through the same thread
+      const tc = createTracker(c!);
+      tc.record(call("e1", 0));
+      tc.release("e1");
+      expect(count(c)).toBe(1);
+      tc.close();
+      for (const d of [a, b, c]) d!.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
