@@ -164,33 +164,42 @@ export class RunLoop {
       environments: this.#envs.map((e) => e.name),
     });
     const detach = this.#o.attach(scheduler, coordinator);
-    coordinator.start();
+    // A run resumed after its last step (a final checkpoint at `steps`) trains nothing more: its pool
+    // may still hold a ready batch, which a started coordinator would train as step steps+1.
+    const alreadyDone = this.#done();
+    if (!alreadyDone) coordinator.start();
     cleanups.push(async () => {
       detach();
       await scheduler.close();
       await coordinator.stop();
     });
     const origin = this.#o.origin();
-    const clients = await startLocalClients({
-      url: this.#o.localOrigin(),
-      token: this.#o.clientToken,
-      count: this.#o.localClients,
-      environments: this.#envs.map((e) => ({ runtime: e.runtime, hash: e.installed.sha256, dev: e.dev, dir: e.installed.dir })),
-      concurrency: config.clients.concurrency,
-      agreeSyncEvery: agreeSyncEvery(config, this.#o.localClients),
-    });
+    const clients = alreadyDone
+      ? { stop: async (): Promise<void> => undefined }
+      : await startLocalClients({
+          url: this.#o.localOrigin(),
+          token: this.#o.clientToken,
+          count: this.#o.localClients,
+          environments: this.#envs.map((e) => ({ runtime: e.runtime, hash: e.installed.sha256, dev: e.dev, dir: e.installed.dir })),
+          concurrency: config.clients.concurrency,
+          agreeSyncEvery: agreeSyncEvery(config, this.#o.localClients),
+        });
     cleanups.push(clients.stop);
     this.#log(
       "info",
-      this.#o.localClients > 0
-        ? `server ${origin}/v1, ${this.#o.localClients} local client(s) x ${config.clients.concurrency} episodes`
-        : `server ${origin}/v1, waiting for clients (agentjet client --server ${origin}, or POST /v1/episodes/begin)`,
+      alreadyDone
+        ? `the run already trained its ${config.run.steps} steps: nothing to train`
+        : this.#o.localClients > 0
+          ? `server ${origin}/v1, ${this.#o.localClients} local client(s) x ${config.clients.concurrency} episodes`
+          : `server ${origin}/v1, waiting for clients (agentjet client --server ${origin}, or POST /v1/episodes/begin)`,
     );
-    // Evaluation runs on still weights, before the first batch and inside each sync (claims paused): an
-    // evaluation that overlapped RL steps measured a mix of weight versions under one step's name.
-    if (config.eval.every > 0 && this.#step === 0) await this.#startEval(0);
-    scheduler.start();
-    if (this.#done()) this.#finish({ reason: "done" });
+    if (alreadyDone) this.#finish({ reason: "done" });
+    else {
+      // Evaluation runs on still weights, before the first batch and inside each sync (claims paused): an
+      // evaluation that overlapped RL steps measured a mix of weight versions under one step's name.
+      if (config.eval.every > 0 && this.#step === 0) await this.#startEval(0);
+      scheduler.start();
+    }
 
     const onAbort = (): void => this.#finish({ reason: "interrupted" });
     if (this.#o.signal?.aborted) onAbort();

@@ -44,3 +44,27 @@ describe("agentjet train: --resume after a crash past a periodic checkpoint", ()
     for (const g of state.scheduler.doneGroups) expect(byGroup.has(g), g).toBe(true);
   });
 });
+
+// Regression (CI, the sweep's kill-resume test): a run left behind by a killed sweep finished, and the
+// resumed sweep ran it again with --resume. Its final checkpoint pooled a ready batch, which the
+// resumed start trained as step steps+1.
+describe("agentjet train: --resume of a run that already finished", () => {
+  it("trains nothing more, even when its final checkpoint pooled a ready batch", { timeout: 180_000 }, async () => {
+    const config = () => smallQuickstart({ steps: 2, checkpointEvery: 1, batchTasks: 1, groupSize: 2, concurrency: 8, filterEqualRewards: false });
+    const project = tempDir("train-finished");
+    const runDir = join(project, "run");
+    expect((await runTraining({ config: await config(), runDir, projectDir: project, port: 0, progress: quiet, report: false })).reason).toBe("done");
+    const state = JSON.parse(readFileSync(join(runDir, "checkpoints", "step-000002", "state.json"), "utf8")) as { final: boolean };
+    expect(state.final).toBe(true);
+    const pooled = new Database(join(runDir, "run.db"), { readonly: true });
+    const untrained = (pooled.prepare("SELECT COUNT(*) AS n FROM episodes WHERE episode_id NOT IN (SELECT episode_id FROM trained_episodes)").get() as { n: number }).n;
+    pooled.close();
+    // More than a batch (1 group of 2) finished after the last step: the pool holds a ready batch.
+    expect(untrained).toBeGreaterThanOrEqual(2);
+
+    const resumed = await runTraining({ config: await config(), runDir, resume: true, projectDir: project, port: 0, progress: quiet, report: false });
+    expect(resumed).toMatchObject({ reason: "done", step: 2, versions: { main: 2 } });
+    expect(readEvents(runDir).flatMap((e) => (e.type === "step" ? [e.step] : []))).toEqual([1, 2]);
+    expect(readEvents(runDir).at(-1)).toMatchObject({ type: "end", reason: "done", step: 2 });
+  });
+});
