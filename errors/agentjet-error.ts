@@ -27,6 +27,20 @@ export class AgentJetError extends Error {
   }
 }
 
+/**
+ * The base of an error class with one code, whose message (and cause, if any) is given where it is thrown:
+ * `export class SourceFetchError extends withCode(StoreError, "AJ_ERR_STORE_SOURCE_FETCH") {}`. The class
+ * keeps its own name (`err.name`), its folder's base (`instanceof StoreError`) and its code, written beside it.
+ */
+export function withCode<B extends typeof AgentJetError>(Base: B, code: string) {
+  const Parent: typeof AgentJetError = Base;
+  return class extends Parent {
+    constructor(message: string, cause?: unknown) {
+      super(code, message, { cause });
+    }
+  } as unknown as new (message: string, cause?: unknown) => InstanceType<B>;
+}
+
 /** The registered exit code of `code`; `failure` (1) for a code without one. Node's `ERR_PARSE_ARGS_*` are usage errors. */
 export function exitCodeFor(code: string | undefined): number {
   if (code === undefined) return EXIT.failure;

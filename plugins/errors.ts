@@ -1,32 +1,16 @@
-import { AgentJetError } from "../errors/index.ts";
+import { AgentJetError, withCode } from "../errors/index.ts";
 
 /** Errors of the sandbox drivers. Expected failures of an episode are `Outcome` values; these are for misuse and setup. */
 export class PluginError extends AgentJetError {}
 
-export class BundleBuiltinError extends PluginError {
-  constructor(message: string) {
-    super("AJ_ERR_PLUGIN_BUNDLE_BUILTIN", message);
-  }
-}
+export class BundleBuiltinError extends withCode(PluginError, "AJ_ERR_PLUGIN_BUNDLE_BUILTIN") {}
 
 /** A package the code imports is not in the plugin's node_modules (npm install was not run, or it is not declared). */
-export class BundleMissingDependencyError extends PluginError {
-  constructor(message: string) {
-    super("AJ_ERR_PLUGIN_BUNDLE_MISSING_DEP", message);
-  }
-}
+export class BundleMissingDependencyError extends withCode(PluginError, "AJ_ERR_PLUGIN_BUNDLE_MISSING_DEP") {}
 
-export class BundleFailedError extends PluginError {
-  constructor(message: string, cause?: unknown) {
-    super("AJ_ERR_PLUGIN_BUNDLE_FAILED", message, { cause });
-  }
-}
+export class BundleFailedError extends withCode(PluginError, "AJ_ERR_PLUGIN_BUNDLE_FAILED") {}
 
-export class ImageBuildError extends PluginError {
-  constructor(message: string, cause?: unknown) {
-    super("AJ_ERR_PLUGIN_IMAGE_BUILD", message, { cause });
-  }
-}
+export class ImageBuildError extends withCode(PluginError, "AJ_ERR_PLUGIN_IMAGE_BUILD") {}
 
 export class UnknownSplitError extends PluginError {
   constructor(split: string, known: string[]) {
@@ -34,11 +18,7 @@ export class UnknownSplitError extends PluginError {
   }
 }
 
-export class TaskFileError extends PluginError {
-  constructor(message: string, cause?: unknown) {
-    super("AJ_ERR_PLUGIN_TASK_FILE", message, { cause });
-  }
-}
+export class TaskFileError extends withCode(PluginError, "AJ_ERR_PLUGIN_TASK_FILE") {}
 
 export class ExternalSplitError extends PluginError {
   constructor(split: string) {
@@ -49,11 +29,7 @@ export class ExternalSplitError extends PluginError {
   }
 }
 
-export class GenerateTasksError extends PluginError {
-  constructor(message: string) {
-    super("AJ_ERR_PLUGIN_GENERATE_TASKS", message);
-  }
-}
+export class GenerateTasksError extends withCode(PluginError, "AJ_ERR_PLUGIN_GENERATE_TASKS") {}
 
 export class RuntimeClosedError extends PluginError {
   constructor() {
@@ -61,8 +37,4 @@ export class RuntimeClosedError extends PluginError {
   }
 }
 
-export class ContainerRuntimeError extends PluginError {
-  constructor(message: string) {
-    super("AJ_ERR_PLUGIN_CONTAINER_RUNTIME", message);
-  }
-}
+export class ContainerRuntimeError extends withCode(PluginError, "AJ_ERR_PLUGIN_CONTAINER_RUNTIME") {}

@@ -1,4 +1,4 @@
-import { AgentJetError } from "../../errors/index.ts";
+import { AgentJetError, withCode } from "../../errors/index.ts";
 
 /**
  * Errors of `agentjet mcp`'s tools. A tool that throws one answers `isError: true` with
@@ -15,11 +15,7 @@ export class McpToolError extends AgentJetError {
 }
 
 /** Arguments the tool's input schema let through but that do not go together. */
-export class InvalidArgumentsError extends McpToolError {
-  constructor(message: string) {
-    super("AJ_ERR_MCP_INVALID_ARGUMENTS", message);
-  }
-}
+export class InvalidArgumentsError extends withCode(McpToolError, "AJ_ERR_MCP_INVALID_ARGUMENTS") {}
 
 /** No run or sweep with this id or directory, started by this server or recorded in the project. */
 export class UnknownProcessError extends McpToolError {

@@ -1,4 +1,4 @@
-import { AgentJetError } from "../../errors/index.ts";
+import { AgentJetError, withCode } from "../../errors/index.ts";
 
 /** Errors of the scheduler. Expected outcomes (a lost client, a failed episode) are values, not these. */
 export class SchedulerError extends AgentJetError {}
@@ -24,8 +24,4 @@ export class UnmappedRoleError extends SchedulerError {
   }
 }
 
-export class BadStateError extends SchedulerError {
-  constructor(message: string, cause?: unknown) {
-    super("AJ_ERR_SCHEDULER_STATE", message, { cause });
-  }
-}
+export class BadStateError extends withCode(SchedulerError, "AJ_ERR_SCHEDULER_STATE") {}

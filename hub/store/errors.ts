@@ -1,4 +1,4 @@
-import { AgentJetError } from "../../errors/index.ts";
+import { AgentJetError, withCode } from "../../errors/index.ts";
 
 /** Errors of the env store. Each carries a stable `code`; the CLI maps codes to exit codes. */
 export class StoreError extends AgentJetError {}
@@ -14,57 +14,21 @@ export class IntegrityError extends StoreError {
   }
 }
 
-export class InvalidPluginError extends StoreError {
-  constructor(message: string, cause?: unknown) {
-    super("AJ_ERR_STORE_INVALID_PLUGIN", message, { cause });
-  }
-}
+export class InvalidPluginError extends withCode(StoreError, "AJ_ERR_STORE_INVALID_PLUGIN") {}
 
-export class SourceFetchError extends StoreError {
-  constructor(message: string, cause?: unknown) {
-    super("AJ_ERR_STORE_SOURCE_FETCH", message, { cause });
-  }
-}
+export class SourceFetchError extends withCode(StoreError, "AJ_ERR_STORE_SOURCE_FETCH") {}
 
 /** A local `--source` (folder or tarball) that is not there: exit 3, like any other thing not found. */
-export class SourceNotFoundError extends StoreError {
-  constructor(message: string) {
-    super("AJ_ERR_STORE_SOURCE_NOT_FOUND", message);
-  }
-}
+export class SourceNotFoundError extends withCode(StoreError, "AJ_ERR_STORE_SOURCE_NOT_FOUND") {}
 
-export class DependencyInstallError extends StoreError {
-  constructor(message: string) {
-    super("AJ_ERR_STORE_DEPS_INSTALL", message);
-  }
-}
+export class DependencyInstallError extends withCode(StoreError, "AJ_ERR_STORE_DEPS_INSTALL") {}
 
-export class PrepareFailedError extends StoreError {
-  constructor(message: string, cause?: unknown) {
-    super("AJ_ERR_STORE_PREPARE", message, { cause });
-  }
-}
+export class PrepareFailedError extends withCode(StoreError, "AJ_ERR_STORE_PREPARE") {}
 
-export class BuildFailedError extends StoreError {
-  constructor(message: string, cause?: unknown) {
-    super("AJ_ERR_STORE_BUILD", message, { cause });
-  }
-}
+export class BuildFailedError extends withCode(StoreError, "AJ_ERR_STORE_BUILD") {}
 
-export class SmokeCheckFailedError extends StoreError {
-  constructor(message: string) {
-    super("AJ_ERR_STORE_SMOKE", message);
-  }
-}
+export class SmokeCheckFailedError extends withCode(StoreError, "AJ_ERR_STORE_SMOKE") {}
 
-export class InvalidLockfileError extends StoreError {
-  constructor(message: string, cause?: unknown) {
-    super("AJ_ERR_STORE_LOCK_INVALID", message, { cause });
-  }
-}
+export class InvalidLockfileError extends withCode(StoreError, "AJ_ERR_STORE_LOCK_INVALID") {}
 
-export class NotInstalledError extends StoreError {
-  constructor(message: string) {
-    super("AJ_ERR_STORE_NOT_INSTALLED", message);
-  }
-}
+export class NotInstalledError extends withCode(StoreError, "AJ_ERR_STORE_NOT_INSTALLED") {}

@@ -1,4 +1,4 @@
-import { AgentJetError } from "../../errors/index.ts";
+import { AgentJetError, withCode } from "../../errors/index.ts";
 
 /** Errors of `agentjet sweep`. A run that fails is an outcome recorded in campaign.json, never one of these; each code's exit code is in errors/codes.ts. */
 export class SweepError extends AgentJetError {}
@@ -27,11 +27,7 @@ export class UnknownFieldError extends SweepError {
 }
 
 /** The search has nothing to run (an empty value list, no parameters and no seeds), or a value spec is unusable. */
-export class EmptySearchError extends SweepError {
-  constructor(message: string) {
-    super("AJ_ERR_SWEEP_EMPTY", message);
-  }
-}
+export class EmptySearchError extends withCode(SweepError, "AJ_ERR_SWEEP_EMPTY") {}
 
 /** An expanded run's config fails the run config's schema. */
 export class InvalidRunConfigError extends SweepError {

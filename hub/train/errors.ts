@@ -1,4 +1,4 @@
-import { AgentJetError } from "../../errors/index.ts";
+import { AgentJetError, withCode } from "../../errors/index.ts";
 
 /** Errors of `agentjet train`. An episode that fails is an outcome, never one of these. */
 export class TrainError extends AgentJetError {}
@@ -31,11 +31,7 @@ export class EnvironmentSetupError extends TrainError {
 }
 
 /** A config entry's `path` holds another plugin, or another version, than the entry names. */
-export class PluginMismatchError extends TrainError {
-  constructor(message: string) {
-    super("AJ_ERR_TRAIN_PLUGIN_MISMATCH", message);
-  }
-}
+export class PluginMismatchError extends withCode(TrainError, "AJ_ERR_TRAIN_PLUGIN_MISMATCH") {}
 
 export class NoProgressError extends TrainError {
   constructor(batches: number, steps: number) {

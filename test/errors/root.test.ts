@@ -3,7 +3,7 @@ import { AgentJetError } from "../../errors/index.ts";
 import { McpToolError, NotRunningError } from "../../hub/mcp/errors.ts";
 import { EnvironmentNotFoundError, RegistryError } from "../../hub/registry/errors.ts";
 import { NoTasksError, SchedulerError } from "../../hub/scheduler/errors.ts";
-import { IntegrityError, StoreError } from "../../hub/store/errors.ts";
+import { BuildFailedError, IntegrityError, SourceNotFoundError, StoreError } from "../../hub/store/errors.ts";
 import { WorkflowExportError } from "../../hub/swarm/errors.ts";
 import { NoCampaignError, SweepError } from "../../hub/sweep/errors.ts";
 import { NoProgressError, TrainError } from "../../hub/train/errors.ts";
@@ -21,6 +21,7 @@ describe("AgentJetError, the one root", () => {
     const cases: Array<[AgentJetError, abstract new (...args: never[]) => AgentJetError, string, string]> = [
       [new UnknownSplitError("test", ["train"]), PluginError, "UnknownSplitError", "AJ_ERR_PLUGIN_UNKNOWN_SPLIT"],
       [new IntegrityError("differs", "a", "b"), StoreError, "IntegrityError", "AJ_ERR_STORE_INTEGRITY"],
+      [new BuildFailedError("tsc failed", cause), StoreError, "BuildFailedError", "AJ_ERR_STORE_BUILD"],
       [new EnvironmentNotFoundError("none"), RegistryError, "EnvironmentNotFoundError", "AJ_ERR_ENV_NOT_FOUND"],
       [new NoTasksError("env", "train"), SchedulerError, "NoTasksError", "AJ_ERR_SCHEDULER_NO_TASKS"],
       [new NoCampaignError("dir", "gone"), SweepError, "NoCampaignError", "AJ_ERR_SWEEP_NO_CAMPAIGN"],
@@ -28,8 +29,8 @@ describe("AgentJetError, the one root", () => {
       [new NotRunningError("r1", "done"), McpToolError, "NotRunningError", "AJ_ERR_MCP_NOT_RUNNING"],
       [new ChatCompletionError(500, "boom"), SwarmClientError, "ChatCompletionError", "AJ_ERR_CLIENT_CHAT"],
       [new RewardModelError("AJ_ERR_JUDGE_FAILED", "no verdict", { cause }), AgentJetError, "RewardModelError", "AJ_ERR_JUDGE_FAILED"],
-      [new NoReplicaError("none serve", { cause }), AgentJetServerError, "NoReplicaError", "AJ_ERR_NO_REPLICA"],
-      [new TrainerUnavailableError("down", { cause }), AgentJetServerError, "TrainerUnavailableError", "AJ_ERR_TRAINER_UNAVAILABLE"],
+      [new NoReplicaError("none serve", cause), AgentJetServerError, "NoReplicaError", "AJ_ERR_NO_REPLICA"],
+      [new TrainerUnavailableError("down", cause), AgentJetServerError, "TrainerUnavailableError", "AJ_ERR_TRAINER_UNAVAILABLE"],
       [new WorkflowExportError("wf.ts"), AgentJetError, "WorkflowExportError", "AJ_ERR_CLIENT_WORKFLOW"],
     ];
     for (const [err, base, name, code] of cases) {
@@ -38,7 +39,15 @@ describe("AgentJetError, the one root", () => {
       expect(err.name).toBe(name);
       expect(err.code).toBe(code);
     }
-    expect(new NoReplicaError("none serve", { cause }).cause).toBe(cause);
+    expect(new NoReplicaError("none serve", cause).cause).toBe(cause);
+  });
+
+  it("gives a class made with withCode its code, its message and the cause only when there is one", () => {
+    const cause = new Error("why");
+    const err = new BuildFailedError("tsc failed", cause);
+    expect([err.name, err.code, err.message, err.cause]).toEqual(["BuildFailedError", "AJ_ERR_STORE_BUILD", "tsc failed", cause]);
+    const bare = new SourceNotFoundError("no such folder");
+    expect([bare.name, bare.code, bare.message, "cause" in bare]).toEqual(["SourceNotFoundError", "AJ_ERR_STORE_SOURCE_NOT_FOUND", "no such folder", false]);
   });
 
   it("carries the HTTP status an HttpError answers with", () => {

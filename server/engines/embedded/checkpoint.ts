@@ -76,17 +76,17 @@ export async function readCheckpoint(dir: string): Promise<CheckpointData> {
   try {
     raw = await readFile(join(dir, CHECKPOINT_HEADER_FILE), "utf8");
   } catch (cause) {
-    throw new EmbeddedCheckpointInvalidError(`no checkpoint header ${CHECKPOINT_HEADER_FILE} in ${dir}`, { cause });
+    throw new EmbeddedCheckpointInvalidError(`no checkpoint header ${CHECKPOINT_HEADER_FILE} in ${dir}`, cause);
   }
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch (cause) {
-    throw new EmbeddedCheckpointInvalidError(`checkpoint header in ${dir} is not JSON`, { cause });
+    throw new EmbeddedCheckpointInvalidError(`checkpoint header in ${dir} is not JSON`, cause);
   }
   const parsed = CheckpointHeaderSchema.safeParse(json);
   if (!parsed.success) {
-    throw new EmbeddedCheckpointInvalidError(`checkpoint header in ${dir} is malformed`, { cause: parsed.error });
+    throw new EmbeddedCheckpointInvalidError(`checkpoint header in ${dir} is malformed`, parsed.error);
   }
   const header = parsed.data;
   const arrays: Record<string, Float32Array> = {};
@@ -95,7 +95,7 @@ export async function readCheckpoint(dir: string): Promise<CheckpointData> {
     try {
       bytes = await readFile(join(dir, file));
     } catch (cause) {
-      throw new EmbeddedCheckpointInvalidError(`checkpoint file ${file} is missing in ${dir}`, { cause });
+      throw new EmbeddedCheckpointInvalidError(`checkpoint file ${file} is missing in ${dir}`, cause);
     }
     if (bytes.length !== header.paramCount * 4) {
       throw new EmbeddedCheckpointInvalidError(

@@ -1,14 +1,11 @@
+import { withCode } from "../../../errors/index.ts";
 import { AgentJetServerError } from "../../errors.ts";
 
 /** Errors of the embedded engine. Each carries a stable `code`; tests assert on it. */
 export class EmbeddedEngineError extends AgentJetServerError {}
 
 /** The model options do not describe a buildable model (e.g. `dim` not divisible by `heads`). */
-export class EmbeddedConfigError extends EmbeddedEngineError {
-  constructor(message: string) {
-    super("AJ_ERR_EMBEDDED_CONFIG", message);
-  }
-}
+export class EmbeddedConfigError extends withCode(EmbeddedEngineError, "AJ_ERR_EMBEDDED_CONFIG") {}
 
 /** A prompt or training sample is longer than the model's context. */
 export class EmbeddedContextOverflowError extends EmbeddedEngineError {
@@ -22,18 +19,10 @@ export class EmbeddedContextOverflowError extends EmbeddedEngineError {
 }
 
 /** Token ids outside the vocabulary, an empty prompt, or a sample whose arrays disagree in length. */
-export class EmbeddedInputError extends EmbeddedEngineError {
-  constructor(message: string) {
-    super("AJ_ERR_EMBEDDED_INPUT", message);
-  }
-}
+export class EmbeddedInputError extends withCode(EmbeddedEngineError, "AJ_ERR_EMBEDDED_INPUT") {}
 
 /** A checkpoint is missing, unreadable, or its files disagree with its header. */
-export class EmbeddedCheckpointInvalidError extends EmbeddedEngineError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("AJ_ERR_EMBEDDED_CHECKPOINT_INVALID", message, options);
-  }
-}
+export class EmbeddedCheckpointInvalidError extends withCode(EmbeddedEngineError, "AJ_ERR_EMBEDDED_CHECKPOINT_INVALID") {}
 
 /** The embedded tokenizer's vocabulary before its byte fallback (checkpoints of that time). */
 const LEGACY_EMBEDDED_VOCAB = 101;

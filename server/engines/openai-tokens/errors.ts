@@ -1,3 +1,4 @@
+import { withCode } from "../../../errors/index.ts";
 import { AgentJetServerError } from "../../errors.ts";
 
 /** A replica refused the request (4xx): retrying elsewhere would not help. */
@@ -34,18 +35,10 @@ export class ReplicaProtocolError extends AgentJetServerError {
 }
 
 /** Every attempt failed or no replica serves the current version; `cause` is the last failure. */
-export class NoReplicaError extends AgentJetServerError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("AJ_ERR_NO_REPLICA", message, options);
-  }
-}
+export class NoReplicaError extends withCode(AgentJetServerError, "AJ_ERR_NO_REPLICA") {}
 
 /** The trainer moved on but no replica could load the new weights; the old version keeps serving. */
-export class PublishFailedError extends AgentJetServerError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("AJ_ERR_PUBLISH_FAILED", message, options);
-  }
-}
+export class PublishFailedError extends withCode(AgentJetServerError, "AJ_ERR_PUBLISH_FAILED") {}
 
 /** A sample to train holds a generated span that this engine never served: ids were changed on the way. */
 export class UnservedTokensError extends AgentJetServerError {
@@ -68,8 +61,4 @@ export class ContextOverflowError extends AgentJetServerError {
 }
 
 /** The engine config is inconsistent in a way its schema cannot say (e.g. replicaWeights vs baseUrls). */
-export class EngineConfigError extends AgentJetServerError {
-  constructor(message: string) {
-    super("AJ_ERR_ENGINE_CONFIG", message);
-  }
-}
+export class EngineConfigError extends withCode(AgentJetServerError, "AJ_ERR_ENGINE_CONFIG") {}

@@ -148,7 +148,7 @@ class OpenAITokensEngine implements OpenAITokensEngineHandle {
     } finally {
       this.inFlightByVersion.set(target.version, (this.inFlightByVersion.get(target.version) ?? 1) - 1);
     }
-    throw new NoReplicaError(`no replica served version ${target.version} after ${tried.size} tries`, { cause: lastError });
+    throw new NoReplicaError(`no replica served version ${target.version} after ${tried.size} tries`, lastError);
   }
 
   train(batch: TrainBatch): Promise<TrainMetrics> {
@@ -203,9 +203,7 @@ class OpenAITokensEngine implements OpenAITokensEngineHandle {
         : await Promise.allSettled(this.pool.replicas.map((r) => this.syncReplica(r, target, force)));
     const failures = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
     if (failures.length === results.length) {
-      throw new PublishFailedError(`no replica loaded version ${version}; version ${this.current.version} keeps serving`, {
-        cause: failures[0],
-      });
+      throw new PublishFailedError(`no replica loaded version ${version}; version ${this.current.version} keeps serving`, failures[0]);
     }
     const previous = this.current;
     this.current = target;

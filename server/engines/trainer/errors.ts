@@ -1,3 +1,4 @@
+import { withCode } from "../../../errors/index.ts";
 import { AgentJetServerError } from "../../errors.ts";
 import type { TrainerErrorCode } from "./protocol.ts";
 
@@ -14,15 +15,7 @@ export class TrainerRequestError extends AgentJetServerError {
 }
 
 /** The trainer could not be reached, timed out, or answered with something that is not the protocol. */
-export class TrainerUnavailableError extends AgentJetServerError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("AJ_ERR_TRAINER_UNAVAILABLE", message, options);
-  }
-}
+export class TrainerUnavailableError extends withCode(AgentJetServerError, "AJ_ERR_TRAINER_UNAVAILABLE") {}
 
 /** The trainer speaks another protocol version than this client. */
-export class TrainerProtocolError extends AgentJetServerError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("AJ_ERR_TRAINER_PROTOCOL", message, options);
-  }
-}
+export class TrainerProtocolError extends withCode(AgentJetServerError, "AJ_ERR_TRAINER_PROTOCOL") {}

@@ -72,7 +72,7 @@ export function createTrainerClient(opts: TrainerClientOptions): TrainerClient {
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (cause) {
-      throw new TrainerUnavailableError(`${method} ${base}${path}: ${(cause as Error).message}`, { cause });
+      throw new TrainerUnavailableError(`${method} ${base}${path}: ${(cause as Error).message}`, cause);
     }
     const spoken = res.headers.get(TRAINER_PROTOCOL_HEADER);
     if (spoken !== null && spoken !== String(TRAINER_PROTOCOL_VERSION)) {
@@ -83,7 +83,7 @@ export function createTrainerClient(opts: TrainerClientOptions): TrainerClient {
     try {
       json = JSON.parse(text);
     } catch (cause) {
-      throw new TrainerUnavailableError(`${method} ${path}: ${res.status} non-JSON answer: ${text.slice(0, 200)}`, { cause });
+      throw new TrainerUnavailableError(`${method} ${path}: ${res.status} non-JSON answer: ${text.slice(0, 200)}`, cause);
     }
     if (!res.ok) {
       const err = TrainerErrorBodySchema.safeParse(json);
@@ -92,7 +92,7 @@ export function createTrainerClient(opts: TrainerClientOptions): TrainerClient {
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
-      throw new TrainerProtocolError(`${method} ${path}: answer is not protocol ${TRAINER_PROTOCOL_VERSION}`, { cause: parsed.error });
+      throw new TrainerProtocolError(`${method} ${path}: answer is not protocol ${TRAINER_PROTOCOL_VERSION}`, parsed.error);
     }
     return parsed.data;
   }
