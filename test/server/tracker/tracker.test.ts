@@ -2,13 +2,70 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openRunDb } from "../../../server/db/run-db.ts";
+import { openRunDb, type RunDb } from "../../../server/db/run-db.ts";
 import { createCallWriter } from "../../../server/tracker/call-writer.ts";
-import { createTracker, type TrackedCall } from "../../../server/tracker/tracker.ts";
+import { createTracker, type TrackedCall, type Tracker } from "../../../server/tracker/tracker.ts";
 import { trackedCall } from "../helpers/tracked-call.ts";
 
 function call(episodeId: string, seq: number): TrackedCall {
   return trackedCall({ callId: `${episodeId}-${seq}`, episodeId, seq, outputText: `ok ${seq}` });
+}
+
+/** Runs `test` with a fresh temporary folder, removed after. */
+async function inTempDir(test: (dir: string) => void | Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
+  try {
+    await test(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A tracker on a file (its writer thread commits) and a reference tracker on an in-memory database (written in place). */
+interface OnFileAndInMemory {
+  db: RunDb;
+  mem: RunDb;
+  tracker: Tracker;
+  reference: Tracker;
+  /** Records the call in both. */
+  record(c: TrackedCall): void;
+  release(episodeId: string): void;
+  flush(): void;
+  /** Both databases' `calls` rows, in this order (an SQL `ORDER BY` clause, or none). */
+  rows(orderBy?: string): { file: unknown[]; memory: unknown[] };
+}
+
+/** Runs `test` on a tracker on a file and its in-memory reference; then closes the tracker and both databases. */
+function onFileAndInMemory(test: (t: OnFileAndInMemory) => void | Promise<void>): Promise<void> {
+  return inTempDir(async (dir) => {
+    const db = openRunDb(join(dir, "run.db"));
+    const mem = openRunDb(":memory:");
+    const tracker = createTracker(db);
+    const reference = createTracker(mem);
+    const rowsOf = (d: RunDb, orderBy: string) => d.prepare(`SELECT * FROM calls ${orderBy}`).all();
+    await test({
+      db,
+      mem,
+      tracker,
+      reference,
+      record(c) {
+        tracker.record(c);
+        reference.record(c);
+      },
+      release(episodeId) {
+        tracker.release(episodeId);
+        reference.release(episodeId);
+      },
+      flush() {
+        tracker.flush();
+        reference.flush();
+      },
+      rows: (orderBy = "") => ({ file: rowsOf(db, orderBy), memory: rowsOf(mem, orderBy) }),
+    });
+    tracker.close();
+    db.close();
+    mem.close();
+  });
 }
 
 describe("call tracker: writes off the request path, nothing lost", () => {
@@ -48,26 +105,16 @@ describe("call tracker: writes off the request path, nothing lost", () => {
     db.close();
   });
 
-  it("on a file, commits on the writer thread: the same rows, committed before release and flush return", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
-    try {
-      const db = openRunDb(join(dir, "run.db"));
-      const mem = openRunDb(":memory:");
-      const tracker = createTracker(db);
-      const reference = createTracker(mem);
-      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY episode_id, seq").all();
-      for (let i = 0; i < 600; i++) {
-        tracker.record(call("e1", i));
-        reference.record(call("e1", i));
-      }
-      tracker.record(call("e2", 0));
-      reference.record(call("e2", 0));
+  it("on a file, commits on the writer thread: the same rows, committed before release and flush return", () =>
+    onFileAndInMemory(async ({ db, tracker, record, release, rows }) => {
+      for (let i = 0; i < 600; i++) record(call("e1", i));
+      record(call("e2", 0));
       // a full batch went to the thread: not committed on the event loop's turn
       expect((db.prepare("SELECT COUNT(*) AS n FROM calls").get() as { n: number }).n).toBe(0);
-      tracker.release("e1");
-      reference.release("e1");
-      expect(rows(db)).toEqual(rows(mem));
-      expect(rows(db)).toHaveLength(601);
+      release("e1");
+      const { file, memory } = rows("ORDER BY episode_id, seq");
+      expect(file).toEqual(memory);
+      expect(file).toHaveLength(601);
       // a released episode reads back from the database
       expect(tracker.callsOf("e1").map((c) => c.seq)).toEqual(Array.from({ length: 600 }, (_, i) => i));
       // the timer's batch, then close: committed
@@ -75,42 +122,23 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       await new Promise((resolve) => setTimeout(resolve, 250));
       tracker.close();
       expect((db.prepare("SELECT COUNT(*) AS n FROM calls WHERE episode_id = 'e3'").get() as { n: number }).n).toBe(1);
-      db.close();
-      mem.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it("on a file, a long segment's ids (packed into the batch's moved Int32Array) are recorded as the ids they are", () => {
-    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
-    try {
-      const db = openRunDb(join(dir, "run.db"));
-      const mem = openRunDb(":memory:");
+  it("on a file, a long segment's ids (packed into the batch's moved Int32Array) are recorded as the ids they are", () =>
+    onFileAndInMemory(({ tracker, record, release, rows }) => {
       const long = Array.from({ length: 40_000 }, (_, i) => (i * 7919) % 151_000);
       const big = trackedCall({ callId: "big", episodeId: "e1", segments: [{ role: "user", text: "x".repeat(10), ids: long }, { role: "user", text: "hi", ids: [1, 2] }] });
-      const tracker = createTracker(db);
-      const reference = createTracker(mem);
-      tracker.record(big);
-      reference.record(big);
-      tracker.release("e1");
-      reference.release("e1");
-      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls").all();
-      expect(rows(db)).toEqual(rows(mem));
+      record(big);
+      release("e1");
+      const { file, memory } = rows();
+      expect(file).toEqual(memory);
       expect(tracker.callsOf("e1")[0]!.segments[0]!.ids).toEqual(long);
       // the call the tracker kept is untouched by the move
       expect(big.segments[0]!.ids).toHaveLength(40_000);
-      tracker.close();
-      db.close();
-      mem.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it("a batch the writer thread cannot commit fails the next flush with the database's reason", () => {
-    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
-    try {
+  it("a batch the writer thread cannot commit fails the next flush with the database's reason", () =>
+    inTempDir((dir) => {
       const db = openRunDb(join(dir, "run.db"));
       const tracker = createTracker(db);
       tracker.record(call("e1", 0));
@@ -118,16 +146,10 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       tracker.record(call("e1", 0)); // the same call id again
       expect(() => tracker.flush()).toThrow(/UNIQUE constraint failed/);
       db.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it("on a file, packed batches record exactly what the in-memory writer records: numbers no typed array holds, any text", () => {
-    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
-    try {
-      const db = openRunDb(join(dir, "run.db"));
-      const mem = openRunDb(":memory:");
+  it("on a file, packed batches record exactly what the in-memory writer records: numbers no typed array holds, any text", () =>
+    onFileAndInMemory(({ tracker, record, release, rows }) => {
       const odd = [
         trackedCall({ callId: "a", episodeId: "e1", headerIds: [1.5, 2], outputIds: [2 ** 31, -1, 0], outputLogprobs: [Number.NaN, Number.NEGATIVE_INFINITY, -0, 1e-300, -1e21] }),
         trackedCall({ callId: "b", episodeId: "e1", seq: 1, outputLogprobs: [null as unknown as number, -0.5], segments: [{ role: "user", text: "h\u00e9 \u{1f600} \ud800 \"q\"\n", ids: [7, -0, 9] }] }),
@@ -139,34 +161,19 @@ describe("call tracker: writes off the request path, nothing lost", () => {
           tools: [{ type: "function", function: { name: "ls", parameters: { type: "object" } } }],
         }),
       ];
-      const tracker = createTracker(db);
-      const reference = createTracker(mem);
-      for (const c of odd) {
-        tracker.record(c);
-        reference.record(c);
-      }
-      tracker.release("e1");
-      reference.release("e1");
-      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY seq").all();
-      expect(rows(db)).toEqual(rows(mem));
+      for (const c of odd) record(c);
+      release("e1");
+      const { file, memory } = rows("ORDER BY seq");
+      expect(file).toEqual(memory);
       const back = tracker.callsOf("e1");
       expect(back[0]!.headerIds).toEqual([1.5, 2]);
       expect(back[0]!.outputIds).toEqual([2 ** 31, -1, 0]);
       expect(back[0]!.outputLogprobs).toEqual([null, null, 0, 1e-300, -1e21]);
       expect(back[1]!.segments[0]!.text).toBe("h\u00e9 \u{1f600} \ud800 \"q\"\n");
-      tracker.close();
-      db.close();
-      mem.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it("on a file, a large call (a long message) is packed a slice at a time and recorded as the same row, or finished by a flush", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
-    try {
-      const db = openRunDb(join(dir, "run.db"));
-      const mem = openRunDb(":memory:");
+  it("on a file, a large call (a long message) is packed a slice at a time and recorded as the same row, or finished by a flush", () =>
+    onFileAndInMemory(async ({ tracker, record, flush, rows }) => {
       const text = `${"lorem ipsum \u00e9\u{1f600}\n".repeat(20_000)}\ud800 end`;
       const ids = Array.from({ length: 150_000 }, (_, i) => (i * 7919) % 151_000);
       const large = (callId: string, seq: number): TrackedCall =>
@@ -183,12 +190,6 @@ describe("call tracker: writes off the request path, nothing lost", () => {
         });
       // a frozen model's call: no segments, its messages are large
       const frozen = trackedCall({ callId: "f", episodeId: "e1", seq: 9, trainable: false, segments: [], headerIds: [], outputIds: [], outputLogprobs: [], messages: [{ role: "user", content: text }] });
-      const tracker = createTracker(db);
-      const reference = createTracker(mem);
-      const record = (c: TrackedCall) => {
-        tracker.record(c);
-        reference.record(c);
-      };
       // packed on the event loop's turns, then posted
       record(large("l1", 0));
       record(trackedCall({ callId: "s1", episodeId: "e1", seq: 1 }));
@@ -199,31 +200,19 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       odd.segments[1] = { ...odd.segments[1]!, ids: ids.map((id, i) => (i === 100_000 ? 1.5 : id)) };
       record(odd);
       record(frozen);
-      tracker.flush();
-      reference.flush();
-      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY seq").all();
-      expect(rows(db)).toHaveLength(5);
-      expect(rows(db)).toEqual(rows(mem));
+      flush();
+      const { file, memory } = rows("ORDER BY seq");
+      expect(file).toHaveLength(5);
+      expect(file).toEqual(memory);
       tracker.release("e1");
       const back = tracker.callsOf("e1");
       expect(back[0]!.segments[1]!.text).toBe(text);
       expect(back[0]!.segments[1]!.ids).toEqual(ids);
       expect((back[0]!.messages[1] as { content: Array<{ text: string }> }).content[0]!.text).toBe(text);
-      tracker.close();
-      db.close();
-      mem.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it("on a file, what a call repeats (messages, tools, segments) crosses once and is recorded as the same rows, across batches, agents and episodes", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
-    try {
-      const db = openRunDb(join(dir, "run.db"));
-      const mem = openRunDb(":memory:");
-      const tracker = createTracker(db);
-      const reference = createTracker(mem);
+  it("on a file, what a call repeats (messages, tools, segments) crosses once and is recorded as the same rows, across batches, agents and episodes", () =>
+    onFileAndInMemory(async ({ tracker, reference, release, flush, rows }) => {
       // a seeded generator (mulberry32), so a failure replays
       let seed = 7;
       const rand = (n: number) => {
@@ -241,8 +230,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
         const agentId = rand(2) === 0 ? "a" : "b";
         const r = rand(40);
         if (r === 0) {
-          tracker.release(episodeId);
-          reference.release(episodeId);
+          release(episodeId);
           conversations.delete(`${episodeId}/a`);
           conversations.delete(`${episodeId}/b`);
           continue;
@@ -255,8 +243,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
           continue;
         }
         if (r === 2) {
-          tracker.flush();
-          reference.flush();
+          flush();
           continue;
         }
         if (r === 3) {
@@ -276,31 +263,15 @@ describe("call tracker: writes off the request path, nothing lost", () => {
         tracker.record({ ...c, messages: [...c.messages] });
         reference.record({ ...c, messages: [...c.messages] });
       }
-      tracker.flush();
-      reference.flush();
-      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY call_id").all();
-      expect(rows(db).length).toBeGreaterThan(150);
-      expect(rows(db)).toEqual(rows(mem));
-      tracker.close();
-      db.close();
-      mem.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+      flush();
+      const { file, memory } = rows("ORDER BY call_id");
+      expect(file.length).toBeGreaterThan(150);
+      expect(file).toEqual(memory);
+    }));
 
-  it("on a file, a segment sent longer ago than the writer thread keeps is sent again", () => {
-    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
-    try {
-      const db = openRunDb(join(dir, "run.db"));
-      const mem = openRunDb(":memory:");
-      const tracker = createTracker(db);
-      const reference = createTracker(mem);
+  it("on a file, a segment sent longer ago than the writer thread keeps is sent again", () =>
+    onFileAndInMemory(({ tracker, record, release, rows }) => {
       const first = { role: "user" as const, text: "first", ids: [1, 2, 3] };
-      const record = (c: TrackedCall) => {
-        tracker.record(c);
-        reference.record(c);
-      };
       record(trackedCall({ callId: "c0", episodeId: "e1", segments: [first] }));
       // more segments kept since than the thread holds
       for (let i = 1; i <= 2100; i++) {
@@ -308,21 +279,13 @@ describe("call tracker: writes off the request path, nothing lost", () => {
         if (i % 700 === 0) tracker.flush();
       }
       record(trackedCall({ callId: "last", episodeId: "e1", seq: 2101, segments: [first] }));
-      tracker.release("e1");
-      reference.release("e1");
-      const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY seq").all();
-      expect(rows(db)).toEqual(rows(mem));
-      tracker.close();
-      db.close();
-      mem.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+      release("e1");
+      const { file, memory } = rows("ORDER BY seq");
+      expect(file).toEqual(memory);
+    }));
 
-  it("on a file, batches handed over while a large one is still being packed wait their turn, so their repeats refer to what it sent", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
-    try {
+  it("on a file, batches handed over while a large one is still being packed wait their turn, so their repeats refer to what it sent", () =>
+    inTempDir(async (dir) => {
       const db = openRunDb(join(dir, "run.db"));
       const mem = openRunDb(":memory:");
       const writer = createCallWriter(db);
@@ -351,14 +314,10 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       writer.close();
       db.close();
       mem.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it("trackers of several databases share the writer thread: each commits its own rows, a failure is its own, one closed leaves the others writing", () => {
-    const dir = mkdtempSync(join(tmpdir(), "aj-tracker-"));
-    try {
+  it("trackers of several databases share the writer thread: each commits its own rows, a failure is its own, one closed leaves the others writing", () =>
+    inTempDir((dir) => {
       const [a, b, c] = ["a", "b", "c"].map((n) => openRunDb(join(dir, `${n}.db`)));
       const [ta, tb] = [createTracker(a!), createTracker(b!)];
       const count = (d: typeof a) => (d!.prepare("SELECT COUNT(*) AS n FROM calls").get() as { n: number }).n;
@@ -379,8 +338,5 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       expect(count(c)).toBe(1);
       tc.close();
       for (const d of [a, b, c]) d!.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
