@@ -23,13 +23,21 @@ export interface Completion {
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
 
+/** What identifies a completion: its id, creation time, model and the policy version that made it. */
+export type CompletionMeta = Pick<Completion, "id" | "created" | "model" | "version">;
+
+/** The fields every completion object and stream chunk starts with; `object` names which (`chat.completion`, `text_completion`, ...). */
+export function completionHead<O extends string>(meta: CompletionMeta, object: O) {
+  return { id: meta.id, object, created: meta.created, model: meta.model, system_fingerprint: `agentjet-v${meta.version}` };
+}
+
 /**
  * Receives a completion while it is made (streaming). `start` comes once the request is accepted and
  * generation is about to begin; deltas follow as tokens are made. Deltas never take back text: what is
  * sent is a prefix of the final content and reasoning.
  */
 export interface CompletionSink {
-  start(meta: { id: string; created: number; model: string; version: number }): void;
+  start(meta: CompletionMeta): void;
   content(index: number, delta: string, logprobs: TokenLogprob[] | null): void;
   reasoning(index: number, delta: string): void;
 }

@@ -1,4 +1,4 @@
-import type { Completion, CompletionSink } from "./completion.ts";
+import { type Completion, type CompletionSink, completionHead } from "./completion.ts";
 import type { GenerationRequest } from "./generation-request.ts";
 import type { CompletionRequest } from "./schemas.ts";
 import type { SseWriter } from "./sse-writer.ts";
@@ -45,11 +45,7 @@ function legacyLogprobs(ch: Completion["choices"][number]) {
 
 export function toTextCompletion(c: Completion) {
   return {
-    id: c.id,
-    object: "text_completion",
-    created: c.created,
-    model: c.model,
-    system_fingerprint: `agentjet-v${c.version}`,
+    ...completionHead(c, "text_completion"),
     choices: c.choices.map((ch) => ({ index: ch.index, text: ch.content ?? "", logprobs: legacyLogprobs(ch), finish_reason: ch.finishReason })),
     usage: c.usage,
   };
@@ -62,7 +58,7 @@ export function createTextStream(sse: SseWriter, includeUsage: boolean): Complet
     sse.send({ ...head, choices: [{ index, text, logprobs: null, finish_reason: null, ...extra }] });
   return {
     start(meta) {
-      head = { id: meta.id, object: "text_completion", created: meta.created, model: meta.model, system_fingerprint: `agentjet-v${meta.version}` };
+      head = completionHead(meta, "text_completion");
     },
     content(index, delta) {
       chunk(index, delta);

@@ -1,4 +1,4 @@
-import type { Completion, CompletionChoice, CompletionSink } from "./completion.ts";
+import { type Completion, type CompletionChoice, type CompletionSink, completionHead } from "./completion.ts";
 import type { ChatCompletionResponse } from "./schemas.ts";
 import type { SseWriter } from "./sse-writer.ts";
 
@@ -11,11 +11,7 @@ function toMessage(c: CompletionChoice): ChatCompletionResponse["choices"][numbe
 
 export function toResponse(c: Completion): ChatCompletionResponse {
   return {
-    id: c.id,
-    object: "chat.completion",
-    created: c.created,
-    model: c.model,
-    system_fingerprint: `agentjet-v${c.version}`,
+    ...completionHead(c, "chat.completion"),
     choices: c.choices.map((ch) => ({
       index: ch.index,
       message: toMessage(ch),
@@ -37,7 +33,7 @@ export function createChatStream(sse: SseWriter, n: number, includeUsage: boolea
     sse.send({ ...head, choices: [{ index, delta, logprobs: null, finish_reason: null, ...extra }], ...(includeUsage ? { usage: null } : {}) });
   return {
     start(meta) {
-      head = { id: meta.id, object: "chat.completion.chunk", created: meta.created, model: meta.model, system_fingerprint: `agentjet-v${meta.version}` };
+      head = completionHead(meta, "chat.completion.chunk");
       for (let i = 0; i < n; i++) chunk(i, { role: "assistant", content: "" });
     },
     content(index, delta) {
