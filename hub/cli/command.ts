@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { EXIT } from "../../errors/index.ts";
 
 /** A CLI subcommand. Each lives in `hub/cli/commands/<name>.ts` and exports `command`. */
 export interface Command {
@@ -19,15 +20,32 @@ export interface Command {
  */
 export { EXIT, exitCodeFor } from "../../errors/index.ts";
 
-/**
- * A command's flags, parsed strictly (node:util `parseArgs`, no positionals). A usage error is printed
- * with the command's help and gives null: the command then exits with `EXIT.usage`.
- */
-export function parseFlags<O extends NonNullable<ParseArgsConfig["options"]>>(name: string, help: string, argv: string[], options: O) {
+/** A command's flags: node:util `parseArgs` options. */
+type FlagOptions = NonNullable<ParseArgsConfig["options"]>;
+
+/** The flags parsed strictly (no positionals); a usage error is printed with the command's help and gives null. */
+function parseFlags<O extends FlagOptions>(name: string, help: string, argv: string[], options: O) {
   try {
     return parseArgs({ args: argv, options, strict: true }).values;
   } catch (err) {
     console.error(`agentjet ${name}: ${(err as Error).message}\n\n${help}`);
     return null;
   }
+}
+
+/** The values of `flags` as `parseArgs` gives them. */
+export type FlagValues<O extends FlagOptions> = NonNullable<ReturnType<typeof parseFlags<O>>>;
+
+/**
+ * A command that takes flags only (no positionals): `run` gets them parsed strictly; a usage error is
+ * printed with the command's help and exits with `EXIT.usage` (`client`, `serve`, `mcp`).
+ */
+export function flagCommand<O extends FlagOptions>(flags: O, command: Omit<Command, "run"> & { run(values: FlagValues<O>): Promise<number> }): Command {
+  return {
+    ...command,
+    async run(argv) {
+      const values = parseFlags(command.name, command.help, argv, flags);
+      return values === null ? EXIT.usage : command.run(values);
+    },
+  };
 }

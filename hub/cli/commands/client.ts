@@ -2,7 +2,7 @@ import { type ClientEnvironment, ENV_MISMATCH_CODE, SwarmClient } from "../../..
 import { resolveClientEnvs } from "../../swarm/client-environments.ts";
 import { reloadLocalPlugins } from "../../swarm/reload-local-plugins.ts";
 import { createWorkflowLoader } from "../../swarm/workflow-loader.ts";
-import { type Command, EXIT, exitCodeFor, parseFlags } from "../command.ts";
+import { EXIT, exitCodeFor, flagCommand } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `agentjet client --server URL [options]
@@ -42,25 +42,25 @@ Examples:
   agentjet client --server http://127.0.0.1:8700 --envs aime,werewolves --concurrency 8
   AGENTJET_CLIENT_TOKEN=aj-client-... agentjet client --server http://gpu-box:8700 --env-path ./my-env --workflow ./agent.ts --watch`;
 
-export const command: Command = {
+const FLAGS = {
+  server: { type: "string" },
+  token: { type: "string" },
+  envs: { type: "string" },
+  "env-path": { type: "string", multiple: true },
+  concurrency: { type: "string" },
+  "episodes-per-instance": { type: "string" },
+  workflow: { type: "string" },
+  watch: { type: "boolean", default: false },
+  "client-id": { type: "string" },
+  "agree-sync-every": { type: "string" },
+  project: { type: "string" },
+} as const;
+
+export const command = flagCommand(FLAGS, {
   name: "client",
   summary: "run a swarm client: episodes in sandboxes, rewards to the server",
   help: HELP,
-  async run(argv) {
-    const args = parseFlags("client", HELP, argv, {
-      server: { type: "string" },
-      token: { type: "string" },
-      envs: { type: "string" },
-      "env-path": { type: "string", multiple: true },
-      concurrency: { type: "string" },
-      "episodes-per-instance": { type: "string" },
-      workflow: { type: "string" },
-      watch: { type: "boolean", default: false },
-      "client-id": { type: "string" },
-      "agree-sync-every": { type: "string" },
-      project: { type: "string" },
-    });
-    if (args === null) return EXIT.usage;
+  async run(args) {
     const server = args.server ?? process.env.AGENTJET_SERVER;
     const concurrency = Number(args.concurrency ?? 8);
     if (!server || !Number.isInteger(concurrency) || concurrency < 1) {
@@ -134,7 +134,7 @@ export const command: Command = {
     await Promise.all([...opened.values()].map((o) => o.runtime.close()));
     return signal === "fatal" ? exitCodeFor(fatalCode) : EXIT.interrupted;
   },
-};
+});
 
 function describeEnv(e: ClientEnvironment): string {
   const m = e.runtime.manifest;

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { serveStdio } from "../../mcp/server.ts";
-import { type Command, EXIT, parseFlags } from "../command.ts";
+import { EXIT, flagCommand } from "../command.ts";
 
 const HELP = `Usage: agentjet mcp [--project <dir>]
 
@@ -33,15 +33,13 @@ Options:
 
 Exit codes: 0 the client closed the connection, 2 usage.`;
 
-export const command: Command = {
+export const command = flagCommand({ project: { type: "string" } }, {
   name: "mcp",
   summary: "A Model Context Protocol server (stdio) with typed tools for coding agents",
   help: HELP,
-  async run(argv) {
-    const values = parseFlags("mcp", HELP, argv, { project: { type: "string" } });
-    if (values === null) return EXIT.usage;
+  async run(values) {
     const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "..", "package.json"), "utf8")) as { version: string };
     await serveStdio({ version: pkg.version, ...(values.project !== undefined ? { projectDir: values.project } : {}) });
     return EXIT.ok;
   },
-};
+});

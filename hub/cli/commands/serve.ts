@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { AuthConfigError, describeTokens } from "../../../server/app/index.ts";
 import { formatConfigIssues, loadRunConfig } from "../../../server/config/index.ts";
 import { TrainingService } from "../../run/service.ts";
-import { type Command, EXIT, exitCodeFor, parseFlags } from "../command.ts";
+import { EXIT, exitCodeFor, flagCommand } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `Usage: agentjet serve [--config <run.yaml>] [--host <addr>] [--port <n>] [--run-dir <dir>]
@@ -66,21 +66,21 @@ Examples:
   agentjet serve --port 8700 --run-dir runs/exp1          # then configure and start it over HTTP
   agentjet serve --config run.yaml --host 0.0.0.0 --public-url http://gpu-box:8700`;
 
-export const command: Command = {
+const FLAGS = {
+  config: { type: "string" },
+  host: { type: "string" },
+  port: { type: "string" },
+  "run-dir": { type: "string" },
+  "public-url": { type: "string" },
+  project: { type: "string" },
+  "log-level": { type: "string", default: "info" },
+} as const;
+
+export const command = flagCommand(FLAGS, {
   name: "serve",
   summary: "Start the training server (OpenAI-compatible API, /swarm, scheduler, trainer); with no config it waits for one",
   help: HELP,
-  async run(argv) {
-    const values = parseFlags("serve", HELP, argv, {
-      config: { type: "string" },
-      host: { type: "string" },
-      port: { type: "string" },
-      "run-dir": { type: "string" },
-      "public-url": { type: "string" },
-      project: { type: "string" },
-      "log-level": { type: "string", default: "info" },
-    });
-    if (values === null) return EXIT.usage;
+  async run(values) {
     const port = values.port === undefined ? undefined : Number(values.port);
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
       console.error(`agentjet serve: --port must be an integer 0-65535, got '${values.port}'`);
@@ -150,4 +150,4 @@ export const command: Command = {
     }
     return await stopped;
   },
-};
+});
