@@ -40,12 +40,18 @@ describe("bundleVmPlugin: dependencies", () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it("bundles the plugin's own npm dependency from its node_modules", async () => {
-    const dir = join(root, "ok");
-    await writePlugin(dir, 'exports.winningWord = () => "hi";');
+  /** Writes the plugin in `root/name` with this dependency, opens it and plays one clean episode: its reward. */
+  async function playWithDependency(name: string, depSource: string, pkgExtra?: Record<string, unknown>): Promise<number | undefined> {
+    const dir = join(root, name);
+    await writePlugin(dir, depSource, pkgExtra);
     const rt = await openEnvironment({ dir, manifest });
-    expect(await playClean(rt)).toBe(1);
+    const reward = await playClean(rt);
     await rt.close();
+    return reward;
+  }
+
+  it("bundles the plugin's own npm dependency from its node_modules", async () => {
+    expect(await playWithDependency("ok", 'exports.winningWord = () => "hi";')).toBe(1);
   });
 
   it("fails when a dependency needs a node builtin, naming the dependency's file", async () => {
@@ -61,19 +67,12 @@ describe("bundleVmPlugin: dependencies", () => {
   });
 
   it("respects a dependency's browser field that maps a builtin to false", async () => {
-    const dir = join(root, "browser-field");
-    await writePlugin(dir, 'const c = require("crypto"); exports.winningWord = () => (c.randomUUID ? "node" : "hi");', { browser: { crypto: false } });
-    const rt = await openEnvironment({ dir, manifest });
-    expect(await playClean(rt)).toBe(1);
-    await rt.close();
+    const source = 'const c = require("crypto"); exports.winningWord = () => (c.randomUUID ? "node" : "hi");';
+    expect(await playWithDependency("browser-field", source, { browser: { crypto: false } })).toBe(1);
   });
 
   it("leaves a guarded require of a builtin to fail at run time, inside its try", async () => {
-    const dir = join(root, "guarded");
-    await writePlugin(dir, 'let c; try { c = require("crypto"); } catch {} exports.winningWord = () => (c ? "node" : "hi");');
-    const rt = await openEnvironment({ dir, manifest });
-    expect(await playClean(rt)).toBe(1);
-    await rt.close();
+    expect(await playWithDependency("guarded", 'let c; try { c = require("crypto"); } catch {} exports.winningWord = () => (c ? "node" : "hi");')).toBe(1);
   });
 
   it("says to run npm install when a declared dependency is not installed", async () => {
