@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { EmbeddedModelSchema, OptimizerSchema } from "../../../server/config/run-config.ts";
 import { createEmbeddedEngine } from "../../../server/engines/embedded/index.ts";
 import type { Engine } from "../../../server/engines/engine.ts";
 import { createOpenAITokensEngine } from "../../../server/engines/openai-tokens/index.ts";
 import { createZeroLatencyEngine } from "../../doubles/zero-latency-engine.ts";
-import { type DoubleRig, startDoubles } from "../engines/external/doubles.ts";
+import { doublesPerSuite } from "../engines/external/doubles.ts";
 import { buildTestServer, claimSolver } from "../helpers/build-test-server.ts";
 import { EMBEDDED_IDS } from "../../../server/tokenizers/embedded.ts";
 import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
@@ -138,18 +138,12 @@ describe("embedded engine streaming", () => {
 });
 
 describe("vLLM-shaped engine streaming", () => {
-  let rig: DoubleRig;
-  beforeAll(async () => {
-    // The double samples whole characters only (no byte ids), so its first token is a visible delta.
-    rig = await startDoubles({ replicas: 1, vllm: { vocabSize: EMBEDDED_IDS.firstByte } });
-  });
-  afterAll(async () => {
-    await rig.close();
-  });
+  // The double samples whole characters only (no byte ids), so its first token is a visible delta.
+  const rig = doublesPerSuite({ replicas: 1, vllm: { vocabSize: EMBEDDED_IDS.firstByte } });
 
   it("asks the replica to stream and hands over its first token while the replica is still held", async () => {
-    const engine = createOpenAITokensEngine(rig.config({ maxContext: 256 }));
-    const release = rig.replicas[0]!.pauseAfterFirstToken();
+    const engine = createOpenAITokensEngine(rig().config({ maxContext: 256 }));
+    const release = rig().replicas[0]!.pauseAfterFirstToken();
     const seen: number[] = [];
     let resolved = false;
     const result = await engine.generate(tok.encode("<|im_start|>user\nhi<|im_end|>\n"), {
@@ -167,16 +161,16 @@ describe("vLLM-shaped engine streaming", () => {
     resolved = true;
     expect(result.outputIds).toHaveLength(20);
     expect(seen).toEqual(result.outputIds);
-    expect((rig.replicas[0]!.requests.at(-1) as { stream: boolean }).stream).toBe(true);
+    expect((rig().replicas[0]!.requests.at(-1) as { stream: boolean }).stream).toBe(true);
   });
 
   it("a streamed chat completion through the route gets its first delta while the replica is held", async () => {
-    const engine = createOpenAITokensEngine(rig.config({ maxContext: 256 }));
+    const engine = createOpenAITokensEngine(rig().config({ maxContext: 256 }));
     const app = await buildTestServer({ main: engine });
     apps.push(app);
     const base = await app.listen({ host: "127.0.0.1", port: 0 });
     const key = await claimKey(app, "s-vllm");
-    const release = rig.replicas[0]!.pauseAfterFirstToken();
+    const release = rig().replicas[0]!.pauseAfterFirstToken();
     const res = await fetch(`${base}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -198,7 +192,7 @@ describe("vLLM-shaped engine streaming", () => {
     expect(JSON.parse(events[0]!).choices[0].delta.role).toBe("assistant");
     expect(firstDelta).not.toBeNull();
     expect(events.at(-1)).toBe("[DONE]");
-    const served = rig.replicas[0]!.served.at(-1)!;
+    const served = rig().replicas[0]!.served.at(-1)!;
     const recorded = app.agentjet.store.tracker.callsOf("s-vllm")[0]!;
     expect(recorded.outputIds).toEqual(served.outputIds);
   });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EmbeddedModelSchema, OptimizerSchema } from "../../../server/config/run-config.ts";
 import { createEmbeddedEngine } from "../../../server/engines/embedded/index.ts";
 import { createOpenAITokensEngine } from "../../../server/engines/openai-tokens/index.ts";
-import { type DoubleRig, startDoubles } from "../engines/external/doubles.ts";
+import { doublesPerSuite } from "../engines/external/doubles.ts";
 import { buildTestServer, claimSolver, testConfig } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
 
@@ -111,24 +111,18 @@ describe("structured output on the embedded engine (untrained)", () => {
 });
 
 describe("structured output on the vLLM-shaped engine", () => {
-  let rig: DoubleRig;
-  beforeAll(async () => {
-    rig = await startDoubles({ replicas: 1, vllm: { vocabSize: tok.vocabSize } });
-  });
-  afterAll(async () => {
-    await rig.close();
-  });
+  const rig = doublesPerSuite({ replicas: 1, vllm: { vocabSize: tok.vocabSize } });
 
   it("passes json constraints on as structured_outputs; a forced tool call is a 400", async () => {
-    const app = await buildTestServer({ main: createOpenAITokensEngine(rig.config({ maxContext: 512 })) });
+    const app = await buildTestServer({ main: createOpenAITokensEngine(rig().config({ maxContext: 512 })) });
     const key = claimSolver(app, "v", "t");
     const chat = (body: Record<string, unknown>) =>
       app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${key}` }, payload: { model: "main", messages: [{ role: "user", content: "x" }], max_tokens: 8, ...body } });
     const schema = { type: "object", properties: { a: { type: "integer" } } };
     expect((await chat({ response_format: { type: "json_schema", json_schema: { name: "a", schema } } })).statusCode).toBe(200);
-    expect((rig.replicas[0]!.requests.at(-1) as { structured_outputs: unknown }).structured_outputs).toEqual({ json: schema });
+    expect((rig().replicas[0]!.requests.at(-1) as { structured_outputs: unknown }).structured_outputs).toEqual({ json: schema });
     expect((await chat({ response_format: { type: "json_object" } })).statusCode).toBe(200);
-    expect((rig.replicas[0]!.requests.at(-1) as { structured_outputs: unknown }).structured_outputs).toEqual({ json_object: true });
+    expect((rig().replicas[0]!.requests.at(-1) as { structured_outputs: unknown }).structured_outputs).toEqual({ json_object: true });
     const forced = await chat({ tools: [{ type: "function", function: { name: "f" } }], tool_choice: "required" });
     expect([forced.statusCode, forced.json().error.param]).toEqual([400, "tool_choice"]);
     await app.close();

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { afterEach } from "vitest";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { EngineSchema } from "../../../../server/config/run-config.ts";
 import { buildVllmDouble, type VllmDouble, type VllmDoubleOptions } from "../../../doubles/vllm-double.ts";
 import type { OpenAITokensEngineConfig } from "../../../../server/engines/openai-tokens/openai-tokens-engine.ts";
@@ -68,6 +68,18 @@ export function doublesPerTest(prefix = "aj-doubles-"): { start: typeof startDou
     start: async (opts) => (rig = await startDoubles(opts)),
     tempDir: async () => (dir = await mkdtemp(join(tmpdir(), prefix))),
   };
+}
+
+/** Doubles for the calling `describe` block: started before its first test, closed after its last; `rig()` gives them. */
+export function doublesPerSuite(opts: Parameters<typeof startDoubles>[0]): () => DoubleRig {
+  let rig: DoubleRig | undefined;
+  beforeAll(async () => {
+    rig = await startDoubles(opts);
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+  return () => rig!;
 }
 
 /** A closed loopback port: connections to it are refused. */
