@@ -4,30 +4,38 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { runTraining } from "../../../hub/train/run-training.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
-import { quiet, readEvents, smallQuickstart } from "./helpers.ts";
+import { type QuickstartCut, quiet, readEvents, smallQuickstart } from "./helpers.ts";
 
 afterAll(removeTempDirs);
+
+/** Trains the quickstart cut to the end in a fresh project's `run` folder; `resume()` runs it again with --resume. */
+async function finishedRun(name: string, cut: QuickstartCut) {
+  const project = tempDir(name);
+  const runDir = join(project, "run");
+  const train = async (resume: boolean) =>
+    runTraining({ config: await smallQuickstart(cut), runDir, resume, projectDir: project, port: 0, progress: quiet, report: false });
+  expect((await train(false)).reason).toBe("done");
+  return { runDir, resume: () => train(true) };
+}
+
+/** The steps of the run's step events, in order. */
+const stepsOf = (runDir: string) => readEvents(runDir).flatMap((e) => (e.type === "step" ? [e.step] : []));
 
 // Regression (issue 18, item 5): resumed from a periodic checkpoint after a crash, the run dropped the
 // pool yet treated the checkpoint's complete groups as done (never trained), and the ledger and
 // metrics.jsonl held the crashed session's steps past the checkpoint twice.
 describe("agentjet train: --resume after a crash past a periodic checkpoint", () => {
   it("trains each finished group once in the final weights' lineage; one step event per step", { timeout: 240_000 }, async () => {
-    const config = () => smallQuickstart({ steps: 4, checkpointEvery: 2, batchTasks: 3, groupSize: 2, concurrency: 4, filterEqualRewards: false });
-    const project = tempDir("train-crash");
-    const runDir = join(project, "run");
-    expect((await runTraining({ config: await config(), runDir, projectDir: project, port: 0, progress: quiet, report: false })).reason).toBe("done");
+    const { runDir, resume } = await finishedRun("train-crash", { steps: 4, checkpointEvery: 2, batchTasks: 3, groupSize: 2, concurrency: 4, filterEqualRewards: false });
     // What a kill -9 after step 4 (before its final checkpoint) leaves: latest.json names step 2's periodic checkpoint.
     const ckpt = join(runDir, "checkpoints");
     writeFileSync(join(ckpt, "latest.json"), `${JSON.stringify({ checkpoint: "step-000002" })}\n`);
     const state = JSON.parse(readFileSync(join(ckpt, "step-000002", "state.json"), "utf8")) as { final: boolean; scheduler: { doneGroups: string[] } };
     expect(state.final).toBe(false);
 
-    const resumed = await runTraining({ config: await config(), runDir, resume: true, projectDir: project, port: 0, progress: quiet, report: false });
-    expect(resumed).toMatchObject({ reason: "done", step: 4 });
+    expect(await resume()).toMatchObject({ reason: "done", step: 4 });
 
-    const steps = readEvents(runDir).flatMap((e) => (e.type === "step" ? [e.step] : []));
-    expect(steps).toEqual([1, 2, 3, 4]);
+    expect(stepsOf(runDir)).toEqual([1, 2, 3, 4]);
     const db = new Database(join(runDir, "run.db"), { readonly: true });
     const rows = db
       .prepare("SELECT t.step, t.episode_id, e.metadata FROM trained_episodes t JOIN episodes e ON e.episode_id = t.episode_id")
@@ -50,10 +58,7 @@ describe("agentjet train: --resume after a crash past a periodic checkpoint", ()
 // resumed start trained as step steps+1.
 describe("agentjet train: --resume of a run that already finished", () => {
   it("trains nothing more, even when its final checkpoint pooled a ready batch", { timeout: 180_000 }, async () => {
-    const config = () => smallQuickstart({ steps: 2, checkpointEvery: 1, batchTasks: 1, groupSize: 2, concurrency: 8, filterEqualRewards: false });
-    const project = tempDir("train-finished");
-    const runDir = join(project, "run");
-    expect((await runTraining({ config: await config(), runDir, projectDir: project, port: 0, progress: quiet, report: false })).reason).toBe("done");
+    const { runDir, resume } = await finishedRun("train-finished", { steps: 2, checkpointEvery: 1, batchTasks: 1, groupSize: 2, concurrency: 8, filterEqualRewards: false });
     const state = JSON.parse(readFileSync(join(runDir, "checkpoints", "step-000002", "state.json"), "utf8")) as { final: boolean };
     expect(state.final).toBe(true);
     const pooled = new Database(join(runDir, "run.db"), { readonly: true });
@@ -62,9 +67,8 @@ describe("agentjet train: --resume of a run that already finished", () => {
     // More than a batch (1 group of 2) finished after the last step: the pool holds a ready batch.
     expect(untrained).toBeGreaterThanOrEqual(2);
 
-    const resumed = await runTraining({ config: await config(), runDir, resume: true, projectDir: project, port: 0, progress: quiet, report: false });
-    expect(resumed).toMatchObject({ reason: "done", step: 2, versions: { main: 2 } });
-    expect(readEvents(runDir).flatMap((e) => (e.type === "step" ? [e.step] : []))).toEqual([1, 2]);
+    expect(await resume()).toMatchObject({ reason: "done", step: 2, versions: { main: 2 } });
+    expect(stepsOf(runDir)).toEqual([1, 2]);
     expect(readEvents(runDir).at(-1)).toMatchObject({ type: "end", reason: "done", step: 2 });
   });
 });
