@@ -32,7 +32,12 @@ function setup(over: Partial<CoordinatorOptions> = {}) {
     ...over,
   });
   coord.start();
-  return { store, engine, batches, pool, reports, warnings, coord, advance: clock.advance };
+  /** A tick of the coordinator, then whatever step it started, done. */
+  const tick = async () => {
+    coord.tick();
+    await coord.whenIdle();
+  };
+  return { store, engine, batches, pool, reports, warnings, coord, tick, advance: clock.advance };
 }
 
 describe("TrainingCoordinator", () => {
@@ -166,24 +171,22 @@ describe("TrainingCoordinator", () => {
   });
 
   it("lets an idle client drop out of all-clients on a tick", async () => {
-    const { store, reports, coord, advance } = setup({ config: trainingConfig({ strategy: "all-clients", clientIdleS: 10 }) });
+    const { store, reports, coord, tick, advance } = setup({ config: trainingConfig({ strategy: "all-clients", clientIdleS: 10 }) });
     store.end(rewardedEpisode("e1", "t1", 1, { clientId: "c1" }));
     store.end(rewardedEpisode("e2", "t1", 0, { clientId: "c2" }));
     coord.agreeSync("c1");
     advance(5_000);
     coord.touchClient("c1");
-    coord.tick();
-    await coord.whenIdle();
+    await tick();
     expect(reports).toHaveLength(0);
     advance(5_001);
-    coord.tick();
-    await coord.whenIdle();
+    await tick();
     expect(reports[0]).toMatchObject({ outcome: "trained", episodes: 2 });
   });
 
   it("keeps the batch pooled when the step fails, and resumes claims", async () => {
     const errors: unknown[] = [];
-    const { store, reports, pool, coord, advance } = setup({ onError: (e) => errors.push(e) });
+    const { store, reports, pool, coord, tick, advance } = setup({ onError: (e) => errors.push(e) });
     const bad = rewardedEpisode("e1", "t1", 1);
     bad.calls[1]!.outputIds[0] = 10_000; // outside the vocabulary: the engine refuses the batch
     store.end(bad);
@@ -193,12 +196,10 @@ describe("TrainingCoordinator", () => {
     expect(errors).toHaveLength(1);
     expect(store.pauses).toEqual(["pause", "resume"]);
     expect(pool.episodeCount("main")).toBe(4);
-    coord.tick();
-    await coord.whenIdle();
+    await tick();
     expect(reports).toHaveLength(1);
     advance(30_000);
-    coord.tick();
-    await coord.whenIdle();
+    await tick();
     expect(reports.map((r) => r.outcome)).toEqual(["failed", "failed"]);
   });
 
