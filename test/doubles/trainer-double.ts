@@ -85,6 +85,11 @@ export function buildTrainerDouble(opts: TrainerDoubleOptions = {}): TrainerDoub
     return undefined;
   }
 
+  /** Refuses a request made for another version than the trainer's: 409 `version_conflict` on `param`. */
+  function versionConflict(reply: FastifyReply, wanted: string, param: string) {
+    return sendError(reply, 409, "version_conflict", `trainer is at ${version}, ${wanted}`, param);
+  }
+
   app.get("/v1/status", async () => {
     const body: StatusResponse = { protocol: TRAINER_PROTOCOL_VERSION, version, mode, model, busy: false, steps, tokens_trained: tokensTrained };
     return body;
@@ -93,9 +98,7 @@ export function buildTrainerDouble(opts: TrainerDoubleOptions = {}): TrainerDoub
   app.post("/v1/train_step", async (req, reply) => {
     const body = parse(TrainStepRequestSchema, req.body, reply);
     if (!body) return reply;
-    if (body.expected_version !== version) {
-      return sendError(reply, 409, "version_conflict", `trainer is at ${version}, step expects ${body.expected_version}`, "expected_version");
-    }
+    if (body.expected_version !== version) return versionConflict(reply, `step expects ${body.expected_version}`, "expected_version");
     received.trainSteps.push({ expectedVersion: body.expected_version, samples: body.samples, ...(body.tree ? { tree: body.tree } : {}) });
     // At the behaviour policy the PPO ratio is 1, so the clipped loss is the token-mean of -A*w.
     let tokens = 0;
@@ -119,9 +122,7 @@ export function buildTrainerDouble(opts: TrainerDoubleOptions = {}): TrainerDoub
   app.post("/v1/publish", async (req, reply) => {
     const body = parse(PublishRequestSchema, req.body, reply);
     if (!body) return reply;
-    if (body.version !== version) {
-      return sendError(reply, 409, "version_conflict", `trainer is at ${version}, cannot publish ${body.version}`, "version");
-    }
+    if (body.version !== version) return versionConflict(reply, `cannot publish ${body.version}`, "version");
     let out: PublishResponse;
     if (mode === "full") {
       out = { mode, version };
