@@ -24,6 +24,18 @@ export interface BatchPlannerOptions {
   state?: SchedulerStateInput;
 }
 
+/** What the planner calls out to: slots, the counters, and the scheduler's handlers. */
+export interface BatchPlannerDeps {
+  newSlot: NewSlot;
+  counters: Counters;
+  /** Stops a group member that is still running (its group failed). */
+  cancel: (slot: Slot, reason: string) => void;
+  /** A batch finished (all its groups complete or failed). */
+  onBatch: (report: BatchReport) => void;
+  /** A group failed for good. */
+  onGroupFailed: (failed: FailedGroup) => void;
+}
+
 /**
  * Batch planning: the quotas of each batch (largest remainder over each environment's running deficit),
  * one group of `groupSize` slots per planned task, a failed group replaced by another task of the same
@@ -32,38 +44,17 @@ export interface BatchPlannerOptions {
 export class BatchPlanner {
   readonly #o: BatchPlannerOptions;
   readonly #lanes: readonly EnvLane[];
-  readonly #newSlot: NewSlot;
-  readonly #counters: Counters;
-  readonly #cancel: (slot: Slot, reason: string) => void;
-  readonly #onBatch: (report: BatchReport) => void;
-  readonly #onGroupFailed: (failed: FailedGroup) => void;
+  readonly #deps: BatchPlannerDeps;
   readonly #batches: Batch[] = [];
   /** Groups of the resumed batches that had completed before the interruption: planned as complete. */
   readonly #resumedDone: ReadonlySet<string>;
   #ledger: MixLedger;
   #nextBatch: number;
 
-  constructor(
-    options: BatchPlannerOptions,
-    lanes: readonly EnvLane[],
-    deps: {
-      newSlot: NewSlot;
-      counters: Counters;
-      /** Stops a group member that is still running (its group failed). */
-      cancel: (slot: Slot, reason: string) => void;
-      /** A batch finished (all its groups complete or failed). */
-      onBatch: (report: BatchReport) => void;
-      /** A group failed for good. */
-      onGroupFailed: (failed: FailedGroup) => void;
-    },
-  ) {
+  constructor(options: BatchPlannerOptions, lanes: readonly EnvLane[], deps: BatchPlannerDeps) {
     this.#o = options;
     this.#lanes = lanes;
-    this.#newSlot = deps.newSlot;
-    this.#counters = deps.counters;
-    this.#cancel = deps.cancel;
-    this.#onBatch = deps.onBatch;
-    this.#onGroupFailed = deps.onGroupFailed;
+    this.#deps = deps;
     const state = options.state;
     this.#ledger = {
       target: lanes.map((e) => state?.ledger[e.config.name]?.target ?? 0),
@@ -87,13 +78,13 @@ export class BatchPlanner {
     if (slot.state === "failed") {
       group.status = "failed";
       group.failures = slot.failures;
-      this.#counters.failedGroups += 1;
+      this.#deps.counters.failedGroups += 1;
       for (const other of group.slots) {
         if (other === slot) continue;
-        if (other.state === "running" || other.state === "starting" || other.state === "judging") this.#cancel(other, "its group failed");
+        if (other.state === "running" || other.state === "starting" || other.state === "judging") this.#deps.cancel(other, "its group failed");
         if (other.state !== "done") other.state = "failed";
       }
-      this.#onGroupFailed({
+      this.#deps.onGroupFailed({
         env: group.env.config.name,
         groupId: group.id,
         taskId: group.task.id,
@@ -159,7 +150,7 @@ export class BatchPlanner {
       return;
     }
     for (let m = 0; m < this.#o.groupSize; m++) {
-      const slot = this.#newSlot(`b${batch.index}-g${g}-m${m}`, env, task, "train", group, null);
+      const slot = this.#deps.newSlot(`b${batch.index}-g${g}-m${m}`, env, task, "train", group, null);
       group.slots.push(slot);
       env.queue.push(slot);
     }
@@ -170,8 +161,8 @@ export class BatchPlanner {
   #finishBatches(): void {
     while (this.#batches.length > 0 && this.#batches[0]!.groups.every((g) => g.status !== "running")) {
       const batch = this.#batches.shift()!;
-      this.#counters.batchesCompleted += 1;
-      this.#onBatch(this.#report(batch));
+      this.#deps.counters.batchesCompleted += 1;
+      this.#deps.onBatch(this.#report(batch));
     }
   }
 

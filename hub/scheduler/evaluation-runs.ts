@@ -3,36 +3,30 @@ import type { LoadTasks } from "./port.ts";
 import type { EnvLane, EvalRun, NewSlot, Slot } from "./slots.ts";
 import type { EvalEnvReport, EvalReport, EvalRequest } from "./types.ts";
 
+/** What evaluation runs call out to, and where they start. */
+export interface EvaluationRunsDeps {
+  loadTasks: LoadTasks;
+  /** Throws when a task's seats do not resolve (checked when the split is first loaded). */
+  checkSeats: (lane: EnvLane, task: Task) => void;
+  newSlot: NewSlot;
+  defaults: { split: string; tasks: number };
+  /** Runs started before (resumed state). */
+  runs: number;
+}
+
 /**
  * Evaluation runs beside training: one slot per task of the split's first N tasks, never in a batch.
  * A run resolves with per-environment rewards once each of its slots has a result or has failed.
  */
 export class EvaluationRuns {
   readonly #lanes: readonly EnvLane[];
-  readonly #loadTasks: LoadTasks;
-  readonly #checkSeats: (lane: EnvLane, task: Task) => void;
-  readonly #newSlot: NewSlot;
-  readonly #defaults: { split: string; tasks: number };
+  readonly #deps: EvaluationRunsDeps;
   readonly #tasks = new Map<string, Task[]>();
   #runs: number;
 
-  constructor(
-    lanes: readonly EnvLane[],
-    deps: {
-      loadTasks: LoadTasks;
-      /** Throws when a task's seats do not resolve (checked when the split is first loaded). */
-      checkSeats: (lane: EnvLane, task: Task) => void;
-      newSlot: NewSlot;
-      defaults: { split: string; tasks: number };
-      /** Runs started before (resumed state). */
-      runs: number;
-    },
-  ) {
+  constructor(lanes: readonly EnvLane[], deps: EvaluationRunsDeps) {
     this.#lanes = lanes;
-    this.#loadTasks = deps.loadTasks;
-    this.#checkSeats = deps.checkSeats;
-    this.#newSlot = deps.newSlot;
-    this.#defaults = deps.defaults;
+    this.#deps = deps;
     this.#runs = deps.runs;
   }
 
@@ -43,8 +37,8 @@ export class EvaluationRuns {
 
   /** Queues a run's slots; `onQueued` fires once they are in their lanes. */
   async start(request: EvalRequest, step: number, onQueued: () => void): Promise<EvalReport> {
-    const split = request.split ?? this.#defaults.split;
-    const count = request.tasks ?? this.#defaults.tasks;
+    const split = request.split ?? this.#deps.defaults.split;
+    const count = request.tasks ?? this.#deps.defaults.tasks;
     const lanes = this.#lanes.filter((e) => !request.envs || request.envs.includes(e.config.name));
     const lists = await Promise.all(lanes.map((e) => this.#tasksOf(e, split)));
     const id = this.#runs++;
@@ -52,7 +46,7 @@ export class EvaluationRuns {
       const run: EvalRun = { id, step, split, envs: lanes, slots: [], pending: 0, resolve };
       lanes.forEach((env, i) => {
         for (const task of lists[i]!.slice(0, count)) {
-          const slot = this.#newSlot(`v${id}-${env.config.name}-${task.id}`, env, task, "eval", null, run);
+          const slot = this.#deps.newSlot(`v${id}-${env.config.name}-${task.id}`, env, task, "eval", null, run);
           run.slots.push(slot);
           env.queue.push(slot);
         }
@@ -77,8 +71,8 @@ export class EvaluationRuns {
     const key = `${lane.config.name}\u0000${split}`;
     let list = this.#tasks.get(key);
     if (!list) {
-      list = await this.#loadTasks(lane.config.name, split);
-      for (const task of list) this.#checkSeats(lane, task);
+      list = await this.#deps.loadTasks(lane.config.name, split);
+      for (const task of list) this.#deps.checkSeats(lane, task);
       this.#tasks.set(key, list);
     }
     return list;
