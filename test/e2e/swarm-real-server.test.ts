@@ -1,8 +1,5 @@
-import type { AddressInfo } from "node:net";
-import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { registryFromEpisodeStore, Scheduler, type SchedulerEvent } from "../../hub/scheduler/index.ts";
-import { swarmPlugin } from "../../hub/swarm/index.ts";
+import { registryFromEpisodeStore } from "../../hub/scheduler/index.ts";
 import { buildServer } from "../../server/app/build-server.ts";
 import { RunConfigSchema } from "../../server/config/run-config.ts";
 import { createZeroLatencyEngine } from "../doubles/zero-latency-engine.ts";
@@ -11,20 +8,19 @@ import type { CallRecord } from "../../server/tracker/call-record.ts";
 import { type ClientEnvironment, SwarmClient } from "../../sdk/swarm/client.ts";
 import { defineWorkflow } from "../../sdk/swarm/workflow.ts";
 import { createDefaultAgentLoop } from "../../sdk/swarm/default-agent-loop.ts";
+import { type AttachedSwarm, attachSwarm } from "./fixtures/attach-swarm.ts";
 import { openFixtureEnv } from "./fixtures/fixture-envs.ts";
 import { schedulerEnv, waitFor } from "./fixtures/scripted-swarm.ts";
 
 const tokenizer = createEmbeddedTokenizer();
 let countUp: ClientEnvironment;
-let app: FastifyInstance;
-let scheduler: Scheduler;
+let swarm: AttachedSwarm;
 
 beforeAll(async () => {
   countUp = await openFixtureEnv("count-up");
 });
 afterAll(async () => {
-  await scheduler?.close();
-  await app?.close();
+  await swarm?.close();
   await countUp?.runtime.close();
 });
 
@@ -42,20 +38,15 @@ describe("the scheduler and swarm plugin on the real swarm server", () => {
       environments: [{ name: "count-up", roles: { solver: "policy" } }],
       sampling: { temperature: 0, maxTokens: 8 },
     });
-    app = await buildServer({ config, dbPath: ":memory:", keySecret: "swarm-test", reclaimTimer: false, engines: { policy: engine } });
+    const app = await buildServer({ config, dbPath: ":memory:", keySecret: "swarm-test", reclaimTimer: false, engines: { policy: engine } });
     const store = app.agentjet.store;
     const ended: Array<{ episodeId: string; calls: CallRecord[]; rewards: Record<string, number> | null }> = [];
     const aborted: Array<{ episodeId: string; calls: CallRecord[] }> = [];
     store.on("ended", (e, calls) => ended.push({ episodeId: e.episodeId, calls, rewards: e.rewards }));
     store.on("aborted", (e, calls) => aborted.push({ episodeId: e.episodeId, calls }));
 
-    scheduler = await Scheduler.create({
+    swarm = await attachSwarm(app, [countUp.runtime], registryFromEpisodeStore(store), {
       environments: [schedulerEnv(countUp.runtime, { hash: countUp.hash })],
-      policies: ["policy"],
-      frozen: [],
-      loadTasks: (_env, split) => countUp.runtime.listTasks(split),
-      registry: registryFromEpisodeStore(store),
-      baseUrl: () => `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`,
       batchTasks: 2,
       groupSize: 2,
       infraRetries: 1,
@@ -63,11 +54,7 @@ describe("the scheduler and swarm plugin on the real swarm server", () => {
       maxBatches: 1,
       leaseMs: 2000,
     });
-    const events: SchedulerEvent[] = [];
-    scheduler.subscribe((e) => events.push(e));
-    await app.register(swarmPlugin, { scheduler });
-    await app.listen({ host: "127.0.0.1", port: 0 });
-    scheduler.start();
+    const { events } = swarm;
 
     // Member 0's first try makes its chat call, then fails as a crashed sandbox would.
     const loop = createDefaultAgentLoop();
@@ -78,7 +65,7 @@ describe("the scheduler and swarm plugin on the real swarm server", () => {
       }
       await loop(episode);
     });
-    const client = new SwarmClient({ url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, token: app.agentjet.auth.clientTokens[0]!, environments: [countUp], concurrency: 4, workflow });
+    const client = new SwarmClient({ url: swarm.url, token: swarm.token!, environments: [countUp], concurrency: 4, workflow });
     try {
       await client.start();
       await waitFor(() => events.some((e) => e.type === "batch"), 30_000, "the batch");
