@@ -15,6 +15,8 @@ import { episodeEndEvent, StepStats } from "../train/step-stats.ts";
 import type { TrainedLedger } from "../train/trained-ledger.ts";
 import type { AssembledRun } from "./assemble-run.ts";
 
+type LocalClients = Awaited<ReturnType<typeof startLocalClients>>;
+
 export interface RunResult {
   reason: "done" | "interrupted" | "failed";
   step: number;
@@ -164,42 +166,18 @@ export class RunLoop {
       environments: this.#envs.map((e) => e.name),
     });
     const detach = this.#o.attach(scheduler, coordinator);
-    // A run resumed after its last step (a final checkpoint at `steps`) trains nothing more: its pool
-    // may still hold a ready batch, which a started coordinator would train as step steps+1.
-    const alreadyDone = this.#done();
-    if (!alreadyDone) coordinator.start();
     cleanups.push(async () => {
       detach();
       await scheduler.close();
       await coordinator.stop();
     });
-    const origin = this.#o.origin();
-    const clients = alreadyDone
-      ? { stop: async (): Promise<void> => undefined }
-      : await startLocalClients({
-          url: this.#o.localOrigin(),
-          token: this.#o.clientToken,
-          count: this.#o.localClients,
-          environments: this.#envs.map((e) => ({ runtime: e.runtime, hash: e.installed.sha256, dev: e.dev, dir: e.installed.dir })),
-          concurrency: config.clients.concurrency,
-          agreeSyncEvery: agreeSyncEvery(config, this.#o.localClients),
-        });
-    cleanups.push(clients.stop);
-    this.#log(
-      "info",
-      alreadyDone
-        ? `the run already trained its ${config.run.steps} steps: nothing to train`
-        : this.#o.localClients > 0
-          ? `server ${origin}/v1, ${this.#o.localClients} local client(s) x ${config.clients.concurrency} episodes`
-          : `server ${origin}/v1, waiting for clients (agentjet client --server ${origin}, or POST /v1/episodes/begin)`,
-    );
-    if (alreadyDone) this.#finish({ reason: "done" });
-    else {
-      // Evaluation runs on still weights, before the first batch and inside each sync (claims paused): an
-      // evaluation that overlapped RL steps measured a mix of weight versions under one step's name.
-      if (config.eval.every > 0 && this.#step === 0) await this.#startEval(0);
-      scheduler.start();
-    }
+    // A run resumed after its last step (a final checkpoint at `steps`) starts nothing: its pool may still
+    // hold a ready batch, which a started coordinator would train as step steps+1.
+    let clients: LocalClients | null = null;
+    if (this.#done()) {
+      this.#log("info", `the run already trained its ${config.run.steps} steps: nothing to train`);
+      this.#finish({ reason: "done" });
+    } else clients = await this.#startRolling(cleanups);
 
     const onAbort = (): void => this.#finish({ reason: "interrupted" });
     if (this.#o.signal?.aborted) onAbort();
@@ -216,7 +194,7 @@ export class RunLoop {
     // Detached first: closing the scheduler then leaves the clients' sockets open for the next run.
     detach();
     await scheduler.close();
-    await clients.stop();
+    await clients?.stop();
     await coordinator.stop();
     this.#o.progress.close();
     let end = outcome;
@@ -243,6 +221,33 @@ export class RunLoop {
       runDir: this.#o.runDir,
       ...(end.error !== undefined ? { error: end.error } : {}),
     };
+  }
+
+  /** Starts the coordinator, the local clients, the evaluation at step 0 and the scheduler. */
+  async #startRolling(cleanups: Array<() => Promise<void>>): Promise<LocalClients> {
+    const config = this.#config;
+    this.#coordinator.start();
+    const origin = this.#o.origin();
+    const clients = await startLocalClients({
+      url: this.#o.localOrigin(),
+      token: this.#o.clientToken,
+      count: this.#o.localClients,
+      environments: this.#envs.map((e) => ({ runtime: e.runtime, hash: e.installed.sha256, dev: e.dev, dir: e.installed.dir })),
+      concurrency: config.clients.concurrency,
+      agreeSyncEvery: agreeSyncEvery(config, this.#o.localClients),
+    });
+    cleanups.push(clients.stop);
+    this.#log(
+      "info",
+      this.#o.localClients > 0
+        ? `server ${origin}/v1, ${this.#o.localClients} local client(s) x ${config.clients.concurrency} episodes`
+        : `server ${origin}/v1, waiting for clients (agentjet client --server ${origin}, or POST /v1/episodes/begin)`,
+    );
+    // Evaluation runs on still weights, before the first batch and inside each sync (claims paused): an
+    // evaluation that overlapped RL steps measured a mix of weight versions under one step's name.
+    if (config.eval.every > 0 && this.#step === 0) await this.#startEval(0);
+    this.#scheduler.start();
+    return clients;
   }
 
   #batchReset: () => void = () => undefined;

@@ -37,7 +37,8 @@ sent to npx's own pid.
 Options:
   --example <name>   Run a shipped config (examples/<name>.yaml): ${listExamples().join(", ") || "(none found)"}.
   --resume <dir>     Continue the run in <dir> from its newest checkpoint (reads <dir>/config.yaml); a
-                     run killed before its first checkpoint starts again from step 0.
+                     run killed before its first checkpoint starts again from step 0, and a run that
+                     already trained its steps trains nothing more (raise them with --steps).
   --run-dir <dir>    Run directory. Default: the config's run.dir.
   --steps <n>        Override run.steps (with --resume: train on to n steps).
   --from <dir>       Start every policy from this checkpoint's weights (run.init): a run directory (its
