@@ -51,6 +51,13 @@ function toChatMessages(messages: readonly ChatTurnMessage[]): unknown[] {
   });
 }
 
+/** The request as received, for the call's record; `idPrefix` starts the completion id. */
+interface RecordedRequest {
+  rawMessages: unknown[];
+  rawTools: unknown[] | null;
+  idPrefix: string;
+}
+
 /**
  * The OpenAI-compatible routes: chat completions, the Responses API and legacy completions (policy or
  * frozen agent, by key), and the model list. All three turn their body into one `GenerationRequest`, so
@@ -67,50 +74,30 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     return auth;
   };
 
-  /**
-   * Serves one request with the agent's policy or frozen model. Each call is one literal with all its
-   * fields (spreading one into another, or adding fields after, cost V8 a slow path on every request).
-   */
-  const complete = (
-    auth: ReturnType<typeof authorize>,
-    req: GenerationRequest,
-    record: { rawMessages: unknown[]; rawTools: unknown[] | null; idPrefix: string },
-    sink?: CompletionSink,
-  ): Promise<Completion> => {
+  /** What a call records whichever model serves it: the episode, the agent, the request as received. */
+  const recordedCall = (auth: ReturnType<typeof authorize>, req: GenerationRequest, record: RecordedRequest) => ({
+    store: ctx.store,
+    episodeId: auth.episode.episodeId,
+    agentId: auth.agentId,
+    attempt: auth.episode.attempt,
+    request: req,
+    rawMessages: record.rawMessages,
+    rawTools: record.rawTools,
+    idPrefix: record.idPrefix,
+  });
+
+  /** Serves one request with the agent's policy or frozen model. */
+  const complete = (auth: ReturnType<typeof authorize>, req: GenerationRequest, record: RecordedRequest, sink?: CompletionSink): Promise<Completion> => {
     checkToolChoice(req);
     const { episode, binding } = auth;
     if (binding.kind === "policy") {
       const policy = ctx.policies.get(binding.target);
       if (!policy) throw new HttpError(404, "AJ_ERR_POLICY_NOT_FOUND", `no policy '${binding.target}'`);
-      const call = {
-        store: ctx.store,
-        episodeId: episode.episodeId,
-        agentId: auth.agentId,
-        attempt: episode.attempt,
-        request: req,
-        rawMessages: record.rawMessages,
-        rawTools: record.rawTools,
-        idPrefix: record.idPrefix,
-        samplingSeed: episode.samplingSeed,
-        policy,
-        sampling: ctx.sampling,
-      };
-      return completeWithPolicy(call, sink);
+      return completeWithPolicy({ ...recordedCall(auth, req, record), samplingSeed: episode.samplingSeed, policy, sampling: ctx.sampling }, sink);
     }
     const model = ctx.frozen.get(binding.target);
     if (!model) throw new HttpError(404, "AJ_ERR_FROZEN_NOT_FOUND", `no frozen model '${binding.target}'`);
-    const call = {
-      store: ctx.store,
-      episodeId: episode.episodeId,
-      agentId: auth.agentId,
-      attempt: episode.attempt,
-      request: req,
-      rawMessages: record.rawMessages,
-      rawTools: record.rawTools,
-      idPrefix: record.idPrefix,
-      model,
-    };
-    return completeWithFrozen(call, sink);
+    return completeWithFrozen({ ...recordedCall(auth, req, record), model }, sink);
   };
 
   /** Runs a streamed request: errors before the first event answer as JSON, later ones end the stream with an error event. */
