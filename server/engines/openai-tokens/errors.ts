@@ -12,27 +12,24 @@ export class ReplicaRequestError extends AgentJetServerError {
   }
 }
 
-/** A replica could not serve (network error, timeout, 5xx, 429): the call is retried on another. */
-export class ReplicaUnavailableError extends AgentJetServerError {
-  constructor(
-    readonly url: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super("AJ_ERR_REPLICA_UNAVAILABLE", `${url}: ${message}`, options);
-  }
+/** The base of a replica's error with one code: `url` names the replica and starts the message. */
+function withReplicaCode(code: string) {
+  return class extends AgentJetServerError {
+    constructor(
+      readonly url: string,
+      message: string,
+      options?: { cause?: unknown },
+    ) {
+      super(code, `${url}: ${message}`, options);
+    }
+  };
 }
 
+/** A replica could not serve (network error, timeout, 5xx, 429): the call is retried on another. */
+export class ReplicaUnavailableError extends withReplicaCode("AJ_ERR_REPLICA_UNAVAILABLE") {}
+
 /** A replica answered outside the token-in/token-out contract (e.g. tokens not as "token_id:N"). */
-export class ReplicaProtocolError extends AgentJetServerError {
-  constructor(
-    readonly url: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super("AJ_ERR_REPLICA_PROTOCOL", `${url}: ${message}`, options);
-  }
-}
+export class ReplicaProtocolError extends withReplicaCode("AJ_ERR_REPLICA_PROTOCOL") {}
 
 /** Every attempt failed or no replica serves the current version; `cause` is the last failure. */
 export class NoReplicaError extends withCode(AgentJetServerError, "AJ_ERR_NO_REPLICA") {}
