@@ -5,7 +5,6 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import Database from "better-sqlite3";
 import type Docker from "dockerode";
-import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildAppWorldImage } from "../../../environments/appworld/build-image.ts";
 import { dockerClient } from "../../../plugins/docker/docker-client.ts";
@@ -14,9 +13,7 @@ import type { EnvironmentRuntime } from "../../../plugins/runtime.ts";
 import { readManifest } from "../../../hub/store/read-manifest.ts";
 import { createDefaultAgentLoop, runEpisode, type Workflow } from "../../../sdk/index.ts";
 import type { Task } from "../../../sdk/env/protocol.ts";
-import { buildServer } from "../../../server/app/build-server.ts";
-import { testConfig } from "../../server/helpers/build-test-server.ts";
-import { scriptedEngine } from "../../server/helpers/scripted-engine.ts";
+import { listenScripted, type ScriptedServer } from "../../server/helpers/build-test-server.ts";
 import { describeDocker } from "../../helpers/docker.ts";
 import { codeBlock, FIXTURE_DATA } from "./helpers.ts";
 
@@ -63,27 +60,22 @@ describeDocker("AppWorld in Docker, against the stand-in image (test double)", (
   }, 60_000);
 
   describeDocker("episodes through the swarm server", () => {
-    let app: FastifyInstance;
-    let runDir: string;
-    let baseUrl: string;
+    let server: ScriptedServer;
     let runtime: EnvironmentRuntime;
 
     beforeAll(async () => {
-      runDir = mkdtempSync(join(tmpdir(), "aj-appworld-run-"));
-      app = await buildServer({ config: testConfig(), runDir, keySecret: "appworld", reclaimTimer: false, engines: { main: scriptedEngine(REPLIES) } });
-      baseUrl = `${await app.listen({ host: "127.0.0.1", port: 0 })}/v1`;
+      server = await listenScripted(REPLIES);
       runtime = await openEnvironment({ dir: PLUGIN, manifest: readManifest(PLUGIN), image, mounts: { data: FIXTURE_DATA }, maxInstances: 2, warm: 1 });
     }, 120_000);
 
     afterAll(async () => {
       await runtime?.close();
-      await app?.close();
-      rmSync(runDir, { recursive: true, force: true });
+      await server?.close();
     });
 
     async function play(episodeId: string, workflow: Workflow) {
-      app.agentjet.store.register({ episodeId, taskId: TASK.id, env: "appworld", agents: { solver: { kind: "policy", target: "main" } } });
-      const claim = app.agentjet.store.claim({ episodeId });
+      server.app.agentjet.store.register({ episodeId, taskId: TASK.id, env: "appworld", agents: { solver: { kind: "policy", target: "main" } } });
+      const claim = server.app.agentjet.store.claim({ episodeId });
       if (claim.kind !== "claimed") throw new Error("no claim");
       const result = await runEpisode({
         assignment: {
@@ -91,7 +83,7 @@ describeDocker("AppWorld in Docker, against the stand-in image (test double)", (
           env: { name: "appworld", version: "0.1.0" },
           task: TASK,
           seed: 1,
-          agents: { solver: { baseUrl, apiKey: claim.keys["solver"]!, model: "main", role: "solver" } },
+          agents: { solver: { baseUrl: server.baseUrl, apiKey: claim.keys["solver"]!, model: "main", role: "solver" } },
           builtinAgents: [],
           maxTurns: 40,
           purpose: "train",
@@ -102,15 +94,15 @@ describeDocker("AppWorld in Docker, against the stand-in image (test double)", (
         workflow: () => workflow,
         agreeSync: () => undefined,
       });
-      if (result.type === "end") app.agentjet.store.end(episodeId, { rewards: result.rewards, metadata: result.info ?? {} });
-      else app.agentjet.store.abort(episodeId, result.reason);
+      if (result.type === "end") server.app.agentjet.store.end(episodeId, { rewards: result.rewards, metadata: result.info ?? {} });
+      else server.app.agentjet.store.abort(episodeId, result.reason);
       return result;
     }
 
     it("runs a 25-step episode end to end and records its timeline", async () => {
       const result = await play("ep-25", createDefaultAgentLoop());
       expect(result).toMatchObject({ type: "end", rewards: { solver: 1 }, info: { success: true, completed: true, steps: 25, num_tests: 4, passed: 4 } });
-      const db = new Database(join(runDir, "run.db"), { readonly: true });
+      const db = new Database(join(server.runDir, "run.db"), { readonly: true });
       const rows = db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY seq").all("ep-25") as Array<Record<string, string>>;
       db.close();
       expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 25 }, (_, i) => i));
@@ -142,7 +134,7 @@ describeDocker("AppWorld in Docker, against the stand-in image (test double)", (
       };
       const crashed = await play("ep-killed", kill);
       expect(crashed, JSON.stringify(crashed)).toMatchObject({ type: "abort", reason: { kind: "crash" } });
-      expect(app.agentjet.store.get("ep-killed")?.state).toBe("aborted");
+      expect(server.app.agentjet.store.get("ep-killed")?.state).toBe("aborted");
       expect(runtime.stats().failures.crash).toBeGreaterThanOrEqual(1);
       // The runtime hears of the spare's death through its own exit watcher; under load that can lag the
       // kill, and an episode handed the dead spare first would (rightly) crash too. Let it hear.

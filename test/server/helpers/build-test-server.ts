@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type BuildServerOptions, buildServer } from "../../../server/app/build-server.ts";
 import { type RunConfig, RunConfigSchema } from "../../../server/config/run-config.ts";
 import type { Engine } from "../../../server/engines/engine.ts";
+import { scriptedEngine } from "./scripted-engine.ts";
 
 /** A minimal valid run config: one embedded-tokenizer policy `main`, optional overrides. */
 export function testConfig(overrides: Record<string, unknown> = {}): RunConfig {
@@ -24,6 +28,28 @@ export async function buildTestServer(
   opts: Partial<BuildServerOptions> = {},
 ): Promise<FastifyInstance> {
   return buildServer({ config: testConfig(), dbPath: ":memory:", keySecret: "test-secret", reclaimTimer: false, engines, auth: TEST_TOKENS, ...opts });
+}
+
+export interface ScriptedServer {
+  app: FastifyInstance;
+  /** The run directory: its `run.db` holds what the server recorded. */
+  runDir: string;
+  /** The OpenAI base URL (`http://127.0.0.1:<port>/v1`). */
+  baseUrl: string;
+  /** Closes the server and removes the run directory. */
+  close(): Promise<void>;
+}
+
+/** A server answering with `replies` (`scriptedEngine`), recording to a temporary run directory, on a loopback socket. */
+export async function listenScripted(replies: readonly string[]): Promise<ScriptedServer> {
+  const runDir = mkdtempSync(join(tmpdir(), "aj-scripted-"));
+  const app = await buildServer({ config: testConfig(), runDir, keySecret: "scripted", reclaimTimer: false, engines: { main: scriptedEngine(replies) } });
+  const baseUrl = `${await app.listen({ host: "127.0.0.1", port: 0 })}/v1`;
+  const close = async () => {
+    await app.close();
+    rmSync(runDir, { recursive: true, force: true });
+  };
+  return { app, runDir, baseUrl, close };
 }
 
 /** Registers episode `episodeId` of env `smoke` (agent `solver` on policy `main`), claims it and gives the solver's episode key. */

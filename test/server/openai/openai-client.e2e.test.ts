@@ -1,14 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import type { FastifyInstance } from "fastify";
 import OpenAI, { AuthenticationError, BadRequestError, ConflictError } from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildServer } from "../../../server/app/build-server.ts";
-import { claimSolver, testConfig } from "../helpers/build-test-server.ts";
-import { embeddedTokenizer as tok, scriptedEngine } from "../helpers/scripted-engine.ts";
+import { claimSolver, listenScripted, type ScriptedServer } from "../helpers/build-test-server.ts";
+import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
 
 const TOOLS: ChatCompletionTool[] = [
   { type: "function", function: { name: "add", description: "Adds two numbers", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } } } },
@@ -22,28 +18,20 @@ const REPLIES = [
 ];
 
 describe("the official openai client against a real socket", () => {
-  let app: FastifyInstance;
-  let baseURL: string;
-  let runDir: string;
+  let server: ScriptedServer;
 
   beforeAll(async () => {
-    runDir = mkdtempSync(join(tmpdir(), "aj-e2e-"));
-    app = await buildServer({ config: testConfig(), runDir, keySecret: "e2e", reclaimTimer: false, engines: { main: scriptedEngine(REPLIES) } });
-    const address = await app.listen({ host: "127.0.0.1", port: 0 });
-    baseURL = `${address}/v1`;
+    server = await listenScripted(REPLIES);
   });
 
-  afterAll(async () => {
-    await app.close();
-    rmSync(runDir, { recursive: true, force: true });
-  });
+  afterAll(() => server.close());
 
   function claimKey(episodeId: string): string {
-    return claimSolver(app, episodeId, "t");
+    return claimSolver(server.app, episodeId, "t");
   }
 
   it("runs a multi-turn episode with tool calls, streaming and not, and records every call", async () => {
-    const client = new OpenAI({ apiKey: claimKey("ep-client"), baseURL, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: claimKey("ep-client"), baseURL: server.baseUrl, maxRetries: 0 });
     const messages: ChatCompletionMessageParam[] = [
       { role: "system", content: "You are a calculator." },
       { role: "user", content: "2+3, then double it?" },
@@ -92,14 +80,14 @@ describe("the official openai client against a real socket", () => {
     expect(r4.choices[0]!.message.content).toBe("You are welcome.");
 
     // Claimed in-process, as the scheduler claims: over HTTP only the admin token may end it.
-    const end = await fetch(`${baseURL}/episodes/ep-client/end`, {
+    const end = await fetch(`${server.baseUrl}/episodes/ep-client/end`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${app.agentjet.auth.adminToken}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${server.app.agentjet.auth.adminToken}` },
       body: JSON.stringify({ rewards: { solver: 1 } }),
     });
     expect(end.status).toBe(200);
 
-    const db = new Database(join(runDir, "run.db"), { readonly: true });
+    const db = new Database(join(server.runDir, "run.db"), { readonly: true });
     const rows = db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY seq").all("ep-client") as Array<Record<string, string | number>>;
     db.close();
     expect(rows.map((r) => r.seq)).toEqual([0, 1, 2, 3]);
@@ -120,20 +108,20 @@ describe("the official openai client against a real socket", () => {
   });
 
   it("raises the client's own error classes", async () => {
-    const forged = new OpenAI({ apiKey: "sk-aj-forged.x", baseURL, maxRetries: 0 });
+    const forged = new OpenAI({ apiKey: "sk-aj-forged.x", baseURL: server.baseUrl, maxRetries: 0 });
     await expect(forged.chat.completions.create({ model: "main", messages: [{ role: "user", content: "x" }] })).rejects.toBeInstanceOf(AuthenticationError);
 
-    const client = new OpenAI({ apiKey: claimKey("ep-errors"), baseURL, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: claimKey("ep-errors"), baseURL: server.baseUrl, maxRetries: 0 });
     const bad = client.chat.completions.create({ model: "main", messages: [{ role: "user", content: "x" }], temperature: 9 });
     await expect(bad).rejects.toBeInstanceOf(BadRequestError);
     await expect(bad).rejects.toMatchObject({ status: 400, code: "AJ_ERR_INVALID_REQUEST", param: "temperature" });
 
-    app.agentjet.store.abort("ep-errors", { kind: "client_lost", message: "test" });
+    server.app.agentjet.store.abort("ep-errors", { kind: "client_lost", message: "test" });
     await expect(client.chat.completions.create({ model: "main", messages: [{ role: "user", content: "x" }] })).rejects.toBeInstanceOf(ConflictError);
   });
 
   it("lists models", async () => {
-    const client = new OpenAI({ apiKey: "unused", baseURL, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: "unused", baseURL: server.baseUrl, maxRetries: 0 });
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toEqual(["main"]);
   });
@@ -141,7 +129,7 @@ describe("the official openai client against a real socket", () => {
   it("one keep-alive connection carrying several agents' keys: each call is authorized and recorded by its own key", async () => {
     const { Agent, request } = await import("node:http");
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const url = new URL(`${baseURL}/chat/completions`);
+    const url = new URL(`${server.baseUrl}/chat/completions`);
     const post = (key: string) =>
       new Promise<{ status: number; socket: unknown }>((resolve, reject) => {
         const body = JSON.stringify({ model: "main", messages: [{ role: "user", content: "hi" }] });
@@ -159,8 +147,8 @@ describe("the official openai client against a real socket", () => {
       // all over the same connection
       expect(new Set(results.map((r) => r.socket)).size).toBe(1);
       expect(results.map((r) => r.status)).toEqual([200, 200, 200, 401, 200]);
-      expect(app.agentjet.store.tracker.callsOf("ep-keys-a")).toHaveLength(2);
-      expect(app.agentjet.store.tracker.callsOf("ep-keys-b")).toHaveLength(2);
+      expect(server.app.agentjet.store.tracker.callsOf("ep-keys-a")).toHaveLength(2);
+      expect(server.app.agentjet.store.tracker.callsOf("ep-keys-b")).toHaveLength(2);
     } finally {
       agent.destroy();
     }
