@@ -5,11 +5,11 @@ import { stringify } from "yaml";
 import { z } from "zod";
 import { formatConfigIssues, loadRunConfig, type RunConfig, RunConfigSchema } from "../../server/config/index.ts";
 import { RunDirInUseError, UnknownExampleError } from "../train/errors.ts";
-import { InvalidArgumentsError, InvalidConfigError, NotRunningError, ProcessActiveError, UnknownProcessError } from "./errors.ts";
+import { InvalidArgumentsError, InvalidConfigError, ProcessActiveError, UnknownProcessError } from "./errors.ts";
 import type { ProcessRecord } from "./process-table.ts";
 import { registerTool } from "./register-tool.ts";
 import { readRunProgress } from "./run-progress.ts";
-import { printedError, tailOf, type ToolContext } from "./tool-context.ts";
+import { printedError, StopInput, stopProcess, tailOf, type ToolContext } from "./tool-context.ts";
 
 const EXAMPLES_DIR = join(import.meta.dirname, "..", "..", "examples");
 
@@ -205,15 +205,9 @@ export function registerRunTools(server: McpServer, ctx: ToolContext): void {
     title: "Stop a training run cleanly",
     description:
       "Sends the run's process SIGINT (as Ctrl-C): in-flight episodes are aborted, a checkpoint is written and it exits with 130 (state interrupted); run_start with resume continues it. With wait (default), answers once it has exited or after timeoutS.",
-    input: z.object({ run: RunRef, wait: z.boolean().default(true), timeoutS: z.number().min(0).max(600).default(45) }),
+    input: z.object({ run: RunRef, ...StopInput }),
     result: StatusResult.extend({ timedOut: z.boolean() }),
     annotations: { destructiveHint: false },
-    run: async (a) => {
-      const record = findLive(ctx, a.run);
-      if (!ctx.processes.isAlive(record)) throw new NotRunningError(record.id, runStatus(ctx, record.id).state);
-      ctx.processes.signal(record, "SIGINT");
-      const ended = a.wait ? await ctx.processes.waitExit(record, a.timeoutS * 1000) : false;
-      return { ...runStatus(ctx, record.id), timedOut: a.wait && !ended };
-    },
+    run: (a) => stopProcess(ctx, findLive(ctx, a.run), a, (id) => runStatus(ctx, id)),
   });
 }

@@ -2,9 +2,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { InvalidArgumentsError, NotRunningError, ProcessActiveError, SweepUnavailableError, UnknownProcessError } from "./errors.ts";
+import { InvalidArgumentsError, ProcessActiveError, SweepUnavailableError, UnknownProcessError } from "./errors.ts";
 import { registerTool } from "./register-tool.ts";
-import { printedError, tailOf, type ToolContext } from "./tool-context.ts";
+import { printedError, StopInput, stopProcess, tailOf, type ToolContext } from "./tool-context.ts";
 
 const SWEEP_COMMAND = join(import.meta.dirname, "..", "cli", "commands", "sweep.ts");
 
@@ -112,15 +112,12 @@ export function registerSweepTools(server: McpServer, ctx: ToolContext): void {
     name: "sweep_stop",
     title: "Stop a sweep cleanly",
     description: "Sends the sweep SIGINT: its running trainings stop cleanly (checkpoints), it exits, and sweep_start with resume continues the campaign. With wait (default), answers once it has exited or after timeoutS.",
-    input: z.object({ sweep: SweepRef, wait: z.boolean().default(true), timeoutS: z.number().min(0).max(600).default(45) }),
+    input: z.object({ sweep: SweepRef, ...StopInput }),
     result: SweepStatus.extend({ timedOut: z.boolean() }),
     run: async (a) => {
       const record = ctx.processes.find("sweep", a.sweep);
       if (!record) throw new UnknownProcessError(a.sweep, "sweep");
-      if (!ctx.processes.isAlive(record)) throw new NotRunningError(record.id, sweepStatus(ctx, record.id).state);
-      ctx.processes.signal(record, "SIGINT");
-      const ended = a.wait ? await ctx.processes.waitExit(record, a.timeoutS * 1000) : false;
-      return { ...sweepStatus(ctx, record.id), timedOut: a.wait && !ended };
+      return stopProcess(ctx, record, a, (id) => sweepStatus(ctx, id));
     },
   });
 }

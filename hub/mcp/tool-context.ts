@@ -1,6 +1,8 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import type { ProcessKind, ProcessTable } from "./process-table.ts";
+import { z } from "zod";
+import { NotRunningError } from "./errors.ts";
+import type { ProcessKind, ProcessRecord, ProcessTable } from "./process-table.ts";
 
 /** What every tool reads: the project its paths resolve against, and the children this server started. */
 export interface ToolContext {
@@ -11,6 +13,25 @@ export interface ToolContext {
 /** A run (or campaign) directory from a tool's `run` argument: a process id from run_start, or a path (relative to the project). */
 export function resolveDir(ctx: ToolContext, kind: ProcessKind, ref: string): string {
   return ctx.processes.find(kind, ref)?.dir ?? resolve(ctx.projectDir, ref);
+}
+
+/** A stop tool's input beside the process: whether to wait for the exit, and for how long. */
+export const StopInput = { wait: z.boolean().default(true), timeoutS: z.number().min(0).max(600).default(45) };
+
+/**
+ * Sends a running process SIGINT (as Ctrl-C) and, with `wait`, waits up to `timeoutS` for it to exit; then
+ * answers its status, `timedOut` when it waited and the process had not exited.
+ */
+export async function stopProcess<S extends { state: string }>(
+  ctx: ToolContext,
+  record: ProcessRecord,
+  options: { wait: boolean; timeoutS: number },
+  status: (id: string) => S,
+): Promise<S & { timedOut: boolean }> {
+  if (!ctx.processes.isAlive(record)) throw new NotRunningError(record.id, status(record.id).state);
+  ctx.processes.signal(record, "SIGINT");
+  const ended = options.wait ? await ctx.processes.waitExit(record, options.timeoutS * 1000) : false;
+  return { ...status(record.id), timedOut: options.wait && !ended };
 }
 
 /** The last `bytes` bytes of a log file as text ("" when it is absent); a run's stdout holds every event, so never the whole. */
