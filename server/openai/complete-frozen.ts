@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { FrozenUpstreamError, type FrozenModel } from "../engines/frozen.ts";
 import type { EpisodeStore } from "../episodes/episode-store.ts";
 import { canonicalText } from "../tokenizers/canonical-text.ts";
+import { newCallId } from "./call-id.ts";
 import type { Completion, CompletionChoice, CompletionSink, FinishReason } from "./completion.ts";
 import { conflict, HttpError } from "./errors.ts";
 import type { GenerationRequest } from "./generation-request.ts";
@@ -113,7 +114,7 @@ export async function completeWithFrozen(call: FrozenCall, sink?: CompletionSink
     throw err;
   }
   if (!call.store.isCurrent(call.episodeId, call.attempt)) throw conflict(`episode '${call.episodeId}' closed during the call`);
-  const callId = randomUUID();
+  const callId = newCallId(startedAt);
   const choices = upstream.choices.slice(0, call.request.n).map((raw, index): CompletionChoice => {
     const toolCalls = toToolCalls(raw.message.tool_calls);
     const split = splitThink(raw.message.content ?? "");
@@ -132,7 +133,7 @@ export async function completeWithFrozen(call: FrozenCall, sink?: CompletionSink
   });
   for (const ch of choices) {
     call.store.tracker.record({
-      callId: ch.index === 0 ? callId : randomUUID(),
+      callId: ch.index === 0 ? callId : newCallId(startedAt),
       episodeId: call.episodeId,
       agentId: call.agentId,
       policy: call.model.name,

@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
 import type { PolicyRuntime, SamplingDefaults } from "../app/server-context.ts";
 import type { SamplingParams } from "../engines/engine.ts";
 import type { EpisodeStore } from "../episodes/episode-store.ts";
 import { callSamplingSeed } from "../episodes/sampling-seed.ts";
 import type { PromptSegment, RenderedPrompt, Tokenizer } from "../tokenizers/tokenizer.ts";
+import { newCallId } from "./call-id.ts";
 import type { Completion, CompletionChoice, CompletionSink, FinishReason } from "./completion.ts";
 import { constrainDecoding, type DecodingConstraint } from "./constrain-decoding.ts";
 import { conflict, HttpError } from "./errors.ts";
@@ -54,7 +54,7 @@ type Head = Pick<Completion, "id" | "created" | "model">;
 export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink): Promise<Completion> {
   const { policy, request } = call;
   const clock: CallClock = { startedAt: Date.now(), t0: performance.now() };
-  const callId = randomUUID();
+  const callId = newCallId(clock.startedAt);
   const prompt = toPrompt(await renderPrompt(call));
   const head: Head = { id: `${call.idPrefix ?? "chatcmpl"}-${callId}`, created: Math.floor(clock.startedAt / 1000), model: policy.name };
   const room = policy.engine.maxContext - prompt.length;
@@ -72,7 +72,7 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
   }
   // No closure is named here: under tsx (keepNames) naming one costs an Object.defineProperty per call.
   const outputs = await Promise.all(Array.from({ length: request.n }, (_, i) => generateChoice(call, ids, base, constraint, i, sink)));
-  outputs.forEach((o, i) => recordCall(call, prompt, o, i === 0 ? callId : randomUUID(), clock));
+  outputs.forEach((o, i) => recordCall(call, prompt, o, i === 0 ? callId : newCallId(clock.startedAt), clock));
   const completionTokens = outputs.reduce((n, o) => n + o.outputIds.length, 0);
   return toCompletion(head, outputs[0]!.version, outputs.map((o) => o.choice), completionTokens, prompt);
 }

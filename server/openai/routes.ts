@@ -7,7 +7,7 @@ import type { Completion, CompletionSink } from "./completion.ts";
 import { conflict, HttpError, unauthorized } from "./errors.ts";
 import { checkToolChoice, type GenerationRequest } from "./generation-request.ts";
 import { parseBody } from "./parse-body.ts";
-import { createChatStream, toResponse } from "./render-completion.ts";
+import { createChatStream, toResponseJson } from "./render-completion.ts";
 import { createResponseStream, newResponseIds, toInputItem, toOutputItems, toResponseObject } from "./render-response.ts";
 import { createTextStream, fromCompletionRequest, toTextCompletion } from "./legacy-completions.ts";
 import { ResponseStore } from "./response-store.ts";
@@ -16,6 +16,9 @@ import { ChatCompletionRequestSchema, CompletionRequestSchema, type ModelList, R
 import { simpleChatRequest } from "./simple-chat-request.ts";
 import { SseWriter } from "./sse-writer.ts";
 import { fromChatRequest } from "./to-turn-messages.ts";
+
+/** Fastify's content type for the JSON it serializes, for JSON text the route writes itself. */
+const JSON_UTF8 = "application/json; charset=utf-8";
 
 function bearer(header: string | undefined): string {
   if (!header) throw unauthorized("missing API key (Authorization: Bearer sk-aj-...)");
@@ -129,7 +132,10 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     const raw = request.body as { messages: unknown[]; tools?: unknown[] | null };
     const record = { rawMessages: raw.messages, rawTools: Array.isArray(raw.tools) ? raw.tools : null, idPrefix: "chatcmpl" };
     const req = fromChatRequest(body);
-    if (!body.stream) return toResponse(await complete(auth, req, record));
+    if (!body.stream) {
+      const json = toResponseJson(await complete(auth, req, record));
+      return reply.header("content-type", JSON_UTF8).send(json);
+    }
     const sse = new SseWriter(reply);
     const stream = createChatStream(sse, req.n, body.stream_options?.include_usage === true);
     await streamed(sse, async () => stream.finish(await complete(auth, req, record, stream)));
