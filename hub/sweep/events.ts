@@ -16,11 +16,12 @@ export type FinalMetrics = z.infer<typeof FinalSchema>;
 const SpreadSchema = z.object({ mean: z.number(), std: z.number(), min: z.number(), max: z.number(), n: z.number().int() });
 export type Spread = z.infer<typeof SpreadSchema>;
 
+/** What names one config of the sweep: its key, its label and its parameter values. */
+const ConfigNameShape = { configKey: z.string(), label: z.string(), params: z.record(z.string(), z.unknown()) };
+
 export const RunSummarySchema = z.object({
   id: z.string(),
-  label: z.string(),
-  configKey: z.string(),
-  params: z.record(z.string(), z.unknown()),
+  ...ConfigNameShape,
   seed: z.number().int(),
   status: RunStatusSchema,
   exitCode: z.number().int().nullable(),
@@ -30,9 +31,7 @@ export const RunSummarySchema = z.object({
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
 export const ConfigSummarySchema = z.object({
-  configKey: z.string(),
-  label: z.string(),
-  params: z.record(z.string(), z.unknown()),
+  ...ConfigNameShape,
   runs: z.array(z.string()),
   seeds: z.array(z.number().int()),
   /** Runs of it that are done: the statistics are over these. */
@@ -53,15 +52,18 @@ export const SweepSummarySchema = z.object({
   /** Best first (see `best.by`). */
   configs: z.array(ConfigSummarySchema),
   /** The config with the highest mean greedy success (else sampled, else final reward); null when no run is done. */
-  best: z.object({ configKey: z.string(), label: z.string(), params: z.record(z.string(), z.unknown()), by: z.enum(["greedy", "sampled", "reward"]), mean: z.number() }).nullable(),
+  best: z.object({ ...ConfigNameShape, by: z.enum(["greedy", "sampled", "reward"]), mean: z.number() }).nullable(),
   report: z.string(),
 });
 export type SweepSummary = z.infer<typeof SweepSummarySchema>;
 
+/** A sweep event named `name`: the time it was written, then its own fields. */
+function event<E extends string, S extends z.ZodRawShape>(name: E, shape: S) {
+  return z.object({ event: z.literal(name), time: z.string(), ...shape });
+}
+
 export const SweepEventSchema = z.discriminatedUnion("event", [
-  z.object({
-    event: z.literal("sweep-start"),
-    time: z.string(),
+  event("sweep-start", {
     name: z.string(),
     campaignDir: z.string(),
     runs: z.number().int(),
@@ -70,9 +72,7 @@ export const SweepEventSchema = z.discriminatedUnion("event", [
     parallel: z.number().int(),
     resumed: z.boolean(),
   }),
-  z.object({
-    event: z.literal("run-start"),
-    time: z.string(),
+  event("run-start", {
     id: z.string(),
     params: z.record(z.string(), z.unknown()),
     seed: z.number().int(),
@@ -81,9 +81,7 @@ export const SweepEventSchema = z.discriminatedUnion("event", [
     mode: z.enum(["fresh", "resume"]),
     pid: z.number().int(),
   }),
-  z.object({
-    event: z.literal("run-end"),
-    time: z.string(),
+  event("run-end", {
     id: z.string(),
     status: RunStatusSchema,
     exitCode: z.number().int().nullable(),
@@ -92,9 +90,9 @@ export const SweepEventSchema = z.discriminatedUnion("event", [
     /** failed: the last lines the run wrote on standard error. */
     error: z.string().optional(),
   }),
-  z.object({ event: z.literal("sweep-end"), time: z.string(), reason: z.enum(["done", "failed", "interrupted"]), summary: SweepSummarySchema.nullable() }),
-  z.object({ event: z.literal("log"), time: z.string(), message: z.string() }),
-  z.object({ event: z.literal("error"), time: z.string(), code: z.string(), message: z.string() }),
+  event("sweep-end", { reason: z.enum(["done", "failed", "interrupted"]), summary: SweepSummarySchema.nullable() }),
+  event("log", { message: z.string() }),
+  event("error", { code: z.string(), message: z.string() }),
 ]);
 export type SweepEvent = z.infer<typeof SweepEventSchema>;
 

@@ -30,19 +30,20 @@ const PerPolicySchema = z.object({
   treeTokens: z.number().int().optional(),
 });
 
+/** An event of type `type`: the time it was written, then its own fields. */
+function event<T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
+  return z.object({ type: z.literal(type), time: z.string(), ...shape });
+}
+
 export const RunEventSchema = z.discriminatedUnion("type", [
-  z.object({
-    type: z.literal("start"),
-    time: z.string(),
+  event("start", {
     runDir: z.string(),
     steps: z.number().int(),
     resumedFrom: z.number().int().optional(),
     policies: z.array(z.string()),
     environments: z.array(z.string()),
   }),
-  z.object({
-    type: z.literal("step"),
-    time: z.string(),
+  event("step", {
     step: z.number().int(),
     version: z.number().int(),
     durationMs: z.number(),
@@ -58,15 +59,11 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     failedGroups: z.object({ groups: z.number().int(), episodes: z.number().int() }).optional(),
     merging: z.object({ callTokens: z.number().int(), sampleTokens: z.number().int() }),
   }),
-  z.object({
-    type: z.literal("eval"),
-    time: z.string(),
+  event("eval", {
     step: z.number().int(),
     env: z.string(),
     split: z.string(),
-    episodes: z.number().int(),
-    meanReward: z.number(),
-    success: z.number(),
+    ...PerEnvSchema.shape,
     /** greedy: temperature 0; sampled: at `temperature`. Absent in runs written before both were measured. */
     mode: z.enum(["greedy", "sampled"]).optional(),
     temperature: z.number().optional(),
@@ -91,9 +88,7 @@ export const RunEventSchema = z.discriminatedUnion("type", [
       })
       .optional(),
   }),
-  z.object({
-    type: z.literal("warm-start"),
-    time: z.string(),
+  event("warm-start", {
     policy: z.string(),
     step: z.number().int(),
     steps: z.number().int(),
@@ -104,16 +99,8 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     demos: z.number().int(),
     elapsedMs: z.number(),
   }),
-  z.object({
-    type: z.literal("checkpoint"),
-    time: z.string(),
-    step: z.number().int(),
-    version: z.number().int(),
-    path: z.string(),
-  }),
-  z.object({
-    type: z.literal("episode-end"),
-    time: z.string(),
+  event("checkpoint", { step: z.number().int(), version: z.number().int(), path: z.string() }),
+  event("episode-end", {
     /** Steps trained when it ended (its batch trains step + 1). */
     step: z.number().int(),
     env: z.string(),
@@ -129,10 +116,8 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     /** Reward parts (`env` and each reward model or judge of the manifest's rewardModels), mean over its trained agents. */
     rewardParts: z.record(z.string(), z.number()).optional(),
   }),
-  z.object({ type: z.literal("log"), time: z.string(), level: z.enum(["info", "warn", "error"]), message: z.string() }),
-  z.object({
-    type: z.literal("end"),
-    time: z.string(),
+  event("log", { level: z.enum(["info", "warn", "error"]), message: z.string() }),
+  event("end", {
     reason: z.enum(["done", "interrupted", "failed"]),
     step: z.number().int(),
     /** Failures and failed groups after the last step (no step event carries them), so the run's totals add up. */
