@@ -6,22 +6,16 @@ const NAME = /^[a-z][a-z0-9-]{0,63}$/;
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 const SHA256 = /^[0-9a-f]{64}$/;
 
+/** A non-empty string with its description (the registry's JSON schema shows it). */
+const nonEmpty = (description: string) => z.string().min(1).describe(description);
+
 export const SourceSchema = z.discriminatedUnion("type", [
-  z.object({
-    type: z.literal("path"),
-    path: z.string().min(1).describe("A plugin folder, relative to the registry file (a folder in this repo)"),
-  }),
-  z.object({
-    type: z.literal("npm"),
-    spec: z.string().min(1).describe("An npm package spec with an exact version, e.g. agentjet-env-foo@1.2.0"),
-  }),
-  z.object({
-    type: z.literal("tarball"),
-    url: z.string().min(1).describe("A .tgz/.tar path (relative to the registry file) or an http(s)/file URL"),
-  }),
+  z.object({ type: z.literal("path"), path: nonEmpty("A plugin folder, relative to the registry file (a folder in this repo)") }),
+  z.object({ type: z.literal("npm"), spec: nonEmpty("An npm package spec with an exact version, e.g. agentjet-env-foo@1.2.0") }),
+  z.object({ type: z.literal("tarball"), url: nonEmpty("A .tgz/.tar path (relative to the registry file) or an http(s)/file URL") }),
   z.object({
     type: z.literal("git"),
-    url: z.string().min(1).describe("A git URL"),
+    url: nonEmpty("A git URL"),
     commit: z.string().regex(/^[0-9a-f]{40}$/, "a full 40-hex commit id").describe("The exact commit"),
     subdir: z.string().optional().describe("The plugin folder inside the repository; the root when absent"),
   }),
