@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { cpSync, lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { tempDir as makeTempDir } from "../helpers/temp-dirs.ts";
 
@@ -15,6 +15,16 @@ export { removeTempDirs } from "../helpers/temp-dirs.ts";
 /** A fresh folder `agentjet-hub-<prefix>-...` (see test/helpers/temp-dirs.ts). */
 export function tempDir(prefix: string): string {
   return makeTempDir(`hub-${prefix}`);
+}
+
+/** The dep-seven fixture plugin as `dep-six`: the same code on is-number 6.0.0, in a fresh folder. */
+export function depSixFixture(): string {
+  const dir = join(tempDir("dep-six"), "dep-six");
+  cpSync(join(FIXTURES, "dep-seven"), dir, { recursive: true });
+  const manifestPath = join(dir, "agentjet.env.json");
+  const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Record<string, unknown>;
+  writeFileSync(manifestPath, JSON.stringify({ ...manifest, name: "dep-six", dependencies: { "is-number": "6.0.0" } }, null, 2));
+  return dir;
 }
 
 /** path -> sha256 of content (or link target) of every file under `dir`, for byte-for-byte comparisons. */

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openEnvironment } from "../../plugins/index.ts";
 import { gzipTar, packTree } from "../../hub/registry/index.ts";
 import { addEnvironment, installFromLock, readLockfile, resolveInstalled } from "../../hub/store/index.ts";
-import { FIXTURES, snapshotTree, removeTempDirs, tempDir } from "./helpers.ts";
+import { depSixFixture, FIXTURES, snapshotTree, removeTempDirs, tempDir } from "./helpers.ts";
 
 async function firstObservation(project: string, name: string): Promise<string> {
   const env = resolveInstalled(name, undefined, { projectDir: project });
@@ -37,7 +37,7 @@ afterAll(removeTempDirs);
 describe("env store", () => {
   it("installs each environment's own dependencies: two majors of one package both work", async () => {
     const project = tempDir("deps");
-    const six = await addEnvironment({ name: "dep-six", source: join(FIXTURES, "dep-six"), projectDir: project });
+    const six = await addEnvironment({ name: "dep-six", source: depSixFixture(), projectDir: project });
     const seven = await addEnvironment({ name: "dep-seven", source: join(FIXTURES, "dep-seven"), projectDir: project });
     expect(six.smoke).toMatchObject({ kind: "ok" });
     expect(seven.smoke).toMatchObject({ kind: "ok" });
@@ -49,7 +49,7 @@ describe("env store", () => {
 
   it("installing the same lock twice gives byte-identical environments", async () => {
     const project = tempDir("lock");
-    await addEnvironment({ name: "dep-six", source: join(FIXTURES, "dep-six"), projectDir: project });
+    await addEnvironment({ name: "dep-six", source: depSixFixture(), projectDir: project });
     const first = snapshotTree(join(project, ".agentjet"));
     const lock = readFileSync(join(project, "agentjet.lock"), "utf8");
     rmSync(join(project, ".agentjet"), { recursive: true });
@@ -62,7 +62,7 @@ describe("env store", () => {
 
   it("refuses a tampered tarball and leaves the store as it was", async () => {
     const project = tempDir("tamper");
-    await addEnvironment({ name: "dep-six", source: join(FIXTURES, "dep-six"), projectDir: project, smoke: false });
+    await addEnvironment({ name: "dep-six", source: depSixFixture(), projectDir: project, smoke: false });
     const before = { tree: snapshotTree(project) };
     const packed = packTree(join(FIXTURES, "dep-seven"));
     const tar = Buffer.from(packed.tar);
