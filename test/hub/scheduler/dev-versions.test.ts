@@ -1,17 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  acceptsDevVersions,
-  describeMismatch,
-  matchEnvironment,
-  Scheduler,
-  type SchedulerEnvironment,
-  type SchedulerEvent,
-} from "../../../hub/scheduler/index.ts";
+import { acceptsDevVersions, describeMismatch, matchEnvironment, type SchedulerEnvironment } from "../../../hub/scheduler/index.ts";
 import { registryFromEpisodeStore } from "../../../hub/scheduler/index.ts";
 import { openRunDb } from "../../../server/db/run-db.ts";
 import { createEpisodeStore } from "../../../server/episodes/episode-store.ts";
 import { ENV_MISMATCH_CODE } from "../../../sdk/swarm/protocol.ts";
 import { SimClient, until } from "./fixtures/sim-client.ts";
+import { createTestScheduler } from "./fixtures/test-scheduler.ts";
 
 const PINNED = "9c1b".padEnd(64, "0");
 const EDITED = "3f2a".padEnd(64, "1");
@@ -36,22 +30,13 @@ afterEach(async () => {
 async function make(environment: SchedulerEnvironment) {
   const db = openRunDb(":memory:");
   const store = createEpisodeStore({ db, policies: ["policy"], frozen: [] });
-  const scheduler = await Scheduler.create({
+  const { scheduler, events } = await createTestScheduler({
     environments: [environment],
-    policies: ["policy"],
-    frozen: [],
     loadTasks: async (_env, split) => Array.from({ length: 4 }, (_, i) => ({ id: `t${i}`, split, data: i })),
     registry: registryFromEpisodeStore(store),
-    baseUrl: "http://127.0.0.1:1/v1",
     batchTasks: 1,
-    groupSize: 2,
-    infraRetries: 1,
-    seed: 1,
-    lookahead: 1,
     leaseMs: 5000,
   });
-  const events: SchedulerEvent[] = [];
-  scheduler.subscribe((e) => events.push(e));
   open.push(scheduler, store, { close: () => void db.close() });
   return { scheduler, store, events };
 }

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type BatchReport, type GroupScorer, Scheduler, type SchedulerEvent, type SchedulerOptions } from "../../../hub/scheduler/index.ts";
+import { type BatchReport, type GroupScorer, Scheduler, type SchedulerOptions } from "../../../hub/scheduler/index.ts";
 import { ScriptedRegistry } from "../../e2e/fixtures/scripted-server.ts";
 import { SimClient, settle, until } from "./fixtures/sim-client.ts";
+import { createTestScheduler } from "./fixtures/test-scheduler.ts";
 
 const solo = [{ id: "solver", role: "solver" }];
 const tasksOf = (env: string, split: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${env}-${split}-${i}`, split, data: i }));
@@ -13,26 +14,17 @@ afterEach(async () => {
 
 async function make(extra: Partial<SchedulerOptions> = {}) {
   const registry = new ScriptedRegistry();
-  const scheduler = await Scheduler.create({
+  const { scheduler, events } = await createTestScheduler({
     environments: [
       { name: "a", version: "1.0.0", weight: 1, split: "train", agents: solo, roles: { solver: "policy" }, maxTurns: 4 },
       { name: "b", version: "1.0.0", weight: 1, split: "train", agents: solo, roles: { solver: "policy" }, maxTurns: 4 },
     ],
-    policies: ["policy"],
-    frozen: [],
     loadTasks: async (env, split) => tasksOf(env, split, split === "train" ? 5 : 3),
     registry,
-    baseUrl: "http://127.0.0.1:1/v1",
     batchTasks: 2,
-    groupSize: 2,
-    infraRetries: 1,
-    seed: 1,
-    lookahead: 1,
     leaseMs: 200,
     ...extra,
   });
-  const events: SchedulerEvent[] = [];
-  scheduler.subscribe((e) => events.push(e));
   open.push(scheduler);
   const batches = () => events.flatMap((e) => (e.type === "batch" ? [e.batch] : []));
   return { registry, scheduler, events, batches };
