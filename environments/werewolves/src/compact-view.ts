@@ -7,11 +7,14 @@ import type { GameState } from "./state.ts";
  * (under 384 characters) instead of the growing game transcript, so that a model with a 512-token context
  * sees every fact it is given. It holds only what the seat may know, summed up (older nights and votes,
  * the werewolves' talk beyond the first proposal, speeches naming no one are left out). A fixed headline
- * comes first: the living seer claimant, and tonight's first proposed kill while the werewolves discuss
- * (a fact at a fixed place is one a one-layer model can read by position). Public: who is
- * alive, each speaker's latest speech that names a player, last night's deaths, the last day's votes and
- * who went out. Private: one's role, one's fellow werewolves if a werewolf (and tonight's first proposal
- * while they discuss), one's checks if the seer, the night's attack and potions if the witch.
+ * comes first: the living seer claimant, and for a werewolf tonight's first proposed kill (while the
+ * werewolves discuss and vote on the kill; `-` otherwise). A fact at a fixed place is one a one-layer model
+ * can read by position: with the werewolf's headline one shape for every question, its fellow werewolves'
+ * seats sit at fixed places too (measured: the copy of the claimant's seat is learned after ~1,100
+ * supervised steps; 2,500 steps did not learn it while the proposal shifted the discussion prompts' lines).
+ * Public: who is alive, each speaker's latest speech that names a player, last night's deaths, the last
+ * day's votes and who went out. Private: one's role, one's fellow werewolves if a werewolf (and tonight's first proposal
+ * at the kill), one's checks if the seer, the night's attack and potions if the witch.
  */
 
 const QUESTIONS: Record<AskKind, string> = {
@@ -44,7 +47,9 @@ export function compactPrompt(g: GameState, p: string, ask: Ask): string {
   const lines: string[] = [];
   // The headline, first and fixed in shape, so a tiny model finds its facts at the same place every time.
   const claimant = [...g.said.entries()].filter(([s, text]) => SEER_CLAIM.test(text) && g.living().includes(s)).at(-1)?.[0];
-  const proposal = ask.kind === "discuss" && g.wolfProposal ? ` Proposed kill: ${seat(g.wolfProposal)}.` : "";
+  // A werewolf's headline always has both fields, so the lines after it start at the same place whatever is asked.
+  const night = ask.kind === "discuss" || ask.kind === "wolf-vote";
+  const proposal = role === "werewolf" ? ` Proposed kill: ${night && g.wolfProposal ? seat(g.wolfProposal) : "-"}.` : "";
   lines.push(`Seer claim: ${claimant ? seat(claimant) : "-"}.${proposal}`);
   const wolves = role === "werewolf" ? ` (wolves ${seat(PLAYERS.filter((o) => g.roles[o] === "werewolf").join(" "))})` : "";
   lines.push(`You are ${p}, ${role}${wolves}. Round ${g.round}. Alive ${seat(g.living().join(" "))}.`);
