@@ -26,9 +26,12 @@ export interface Completion {
 /** What identifies a completion: its id, creation time, model and the policy version that made it. */
 export type CompletionMeta = Pick<Completion, "id" | "created" | "model" | "version">;
 
+/** The `system_fingerprint` of a completion: the policy version that made it. */
+export const systemFingerprint = (version: number): string => `agentjet-v${version}`;
+
 /** The fields every completion object and stream chunk starts with; `object` names which (`chat.completion`, `text_completion`, ...). */
 export function completionHead<O extends string>(meta: CompletionMeta, object: O) {
-  return { id: meta.id, object, created: meta.created, model: meta.model, system_fingerprint: `agentjet-v${meta.version}` };
+  return { id: meta.id, object, created: meta.created, model: meta.model, system_fingerprint: systemFingerprint(meta.version) };
 }
 
 /**

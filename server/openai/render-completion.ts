@@ -1,4 +1,4 @@
-import { type Completion, type CompletionChoice, type CompletionSink, completionHead } from "./completion.ts";
+import { type Completion, type CompletionChoice, type CompletionSink, completionHead, systemFingerprint } from "./completion.ts";
 import type { SseWriter } from "./sse-writer.ts";
 
 /**
@@ -13,7 +13,7 @@ export function toResponseJson(c: Completion): string {
   const u = c.usage;
   return (
     `{"id":${JSON.stringify(c.id)},"object":"chat.completion","created":${c.created},"model":${JSON.stringify(c.model)},` +
-    `"system_fingerprint":"agentjet-v${c.version}","choices":[${choices}],` +
+    `"system_fingerprint":${JSON.stringify(systemFingerprint(c.version))},"choices":[${choices}],` +
     `"usage":{"prompt_tokens":${u.prompt_tokens},"completion_tokens":${u.completion_tokens},"total_tokens":${u.total_tokens}}}`
   );
 }
