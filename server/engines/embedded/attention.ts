@@ -24,13 +24,18 @@ import type { FloatArray } from "./kernels.ts";
  * runs over the keys in path order, so a token's result does not depend on the block it falls in.
  */
 
-/** out = attention(qkv); `probs` ([heads, path entries]) keeps each token's weights over its path. */
-export function attentionForward(out: FloatArray, probs: FloatArray, qkv: FloatArray, layout: AttentionLayout, D: number, H: number): void {
+/**
+ * out = attention(qkv); `probs` ([heads, path entries]) keeps each token's weights over its path. With
+ * `need` (1 per token whose output is wanted), a block of four queries none of which is wanted is skipped:
+ * its rows of `out` stay 0 and of `probs` unset (the backward skips a block whose output has no gradient).
+ */
+export function attentionForward(out: FloatArray, probs: FloatArray, qkv: FloatArray, layout: AttentionLayout, D: number, H: number, need?: Uint8Array): void {
   const { positions } = layout;
   const fw: ForwardArrays = { out, probs, qkv };
   out.fill(0);
   forEachBlock(layout, D, H, (blk) => {
     const { t0, u, shared, S, qo } = blk;
+    if (need !== undefined && !anyOf(need, t0, u)) return;
     if (shared > 0) blk.forSharedKeys((a, b, j) => score4(fw, blk, j, a, b));
     for (let q = t0; q < t0 + u; q++) {
       const e = blk.entry(q);
@@ -89,6 +94,12 @@ export function attentionBackward(
       blk.forOwnKeys(q, (a, b, j) => backKeys1(bw, blk, k * stride + j, sums[k]!, e + j, qt, a, b));
     }
   });
+}
+
+/** Whether any of need[t0 .. t0 + u) is set. */
+function anyOf(need: Uint8Array, t0: number, u: number): boolean {
+  for (let t = t0; t < t0 + u; t++) if (need[t] === 1) return true;
+  return false;
 }
 
 /** Whether rows o, o + D, .. (`rows` of them) of `x` are zero over `n` entries. */

@@ -34,6 +34,11 @@ export interface LayerActivations {
   ln2Rstd: FloatArray;
   hPre: FloatArray;
   hAct: FloatArray;
+  /**
+   * The rows from the attention's output on (att, x1, ln2, hPre, hAct and the layer's output): null, every
+   * token's; else these tokens' only, in this order (the last layer of a pass that wants some rows' logits).
+   */
+  rows: Int32Array | null;
 }
 
 export interface ForwardPass {
@@ -45,15 +50,23 @@ export interface ForwardPass {
   lnf: FloatArray;
   lnfMean: FloatArray;
   lnfRstd: FloatArray;
-  /** [T, vocab]: row t scores the token that follows token t on its path. */
+  /** [rows, vocab]: row `logitRow[t]` scores the token that follows token t on its path. */
   logits: FloatArray;
+  /** Token t's row of `logits` (and of `xOut`, `lnf`), -1 where the pass made none. */
+  logitRow: Int32Array;
 }
 
-export function forwardSequence(w: ModelWeights, shape: ModelShape, ids: readonly number[]): ForwardPass {
-  return forwardLayout(w, shape, chainLayout(ids));
+export function forwardSequence(w: ModelWeights, shape: ModelShape, ids: readonly number[], outRows?: Int32Array): ForwardPass {
+  return forwardLayout(w, shape, chainLayout(ids), outRows);
 }
 
-export function forwardLayout(w: ModelWeights, shape: ModelShape, layout: AttentionLayout): ForwardPass {
+/**
+ * The forward pass over `layout`. With `outRows` (ascending token indices), only those tokens' logits are
+ * made: the last layer's attention queries, output projection, MLP and the final norm run on those rows
+ * alone (every token's keys and values still feed them). Training wants no more (the rows that score a
+ * trained token), and a prompt's rows are most of a sequence. Each row's numbers are the full pass's.
+ */
+export function forwardLayout(w: ModelWeights, shape: ModelShape, layout: AttentionLayout, outRows?: Int32Array): ForwardPass {
   const { ids } = layout;
   const T = ids.length;
   const P = layout.pathStart[T]!;
@@ -67,7 +80,11 @@ export function forwardLayout(w: ModelWeights, shape: ModelShape, layout: Attent
     for (let d = 0; d < D; d++) x[xo + d] = w.tokEmb[eo + d]! + w.posEmb[po + d]!;
   }
   const layers: LayerActivations[] = [];
-  for (const lw of w.layers) {
+  let n = T;
+  for (let l = 0; l < w.layers.length; l++) {
+    const lw = w.layers[l]!;
+    const rows = l === w.layers.length - 1 && outRows !== undefined && outRows.length < T ? outRows : null;
+    n = rows ? rows.length : T;
     const a: LayerActivations = {
       xIn: x,
       ln1: allocLike(like, T * D),
@@ -75,35 +92,66 @@ export function forwardLayout(w: ModelWeights, shape: ModelShape, layout: Attent
       ln1Rstd: allocLike(like, T),
       qkv: allocLike(like, T * 3 * D),
       probs: allocLike(like, H * P),
-      att: allocLike(like, T * D),
-      x1: allocLike(like, T * D),
-      ln2: allocLike(like, T * D),
-      ln2Mean: allocLike(like, T),
-      ln2Rstd: allocLike(like, T),
-      hPre: allocLike(like, T * M),
-      hAct: allocLike(like, T * M),
+      att: allocLike(like, n * D),
+      x1: allocLike(like, n * D),
+      ln2: allocLike(like, n * D),
+      ln2Mean: allocLike(like, n),
+      ln2Rstd: allocLike(like, n),
+      hPre: allocLike(like, n * M),
+      hAct: allocLike(like, n * M),
+      rows,
     };
     layerNormForward(a.ln1, a.ln1Mean, a.ln1Rstd, x, lw.ln1g, lw.ln1b, T, D);
     linearForward(a.qkv, a.ln1, lw.wqkv, lw.bqkv, T, D, 3 * D);
-    attentionForward(a.att, a.probs, a.qkv, layout, D, H);
-    linearForward(a.x1, a.att, lw.wo, lw.bo, T, D, D);
-    for (let i = 0; i < T * D; i++) a.x1[i]! += x[i]!;
-    layerNormForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.x1, lw.ln2g, lw.ln2b, T, D);
-    linearForward(a.hPre, a.ln2, lw.w1, lw.b1, T, D, M);
-    geluForward(a.hAct, a.hPre, T * M);
-    const x2 = allocLike(like, T * D);
-    linearForward(x2, a.hAct, lw.w2, lw.b2, T, M, D);
-    for (let i = 0; i < T * D; i++) x2[i]! += a.x1[i]!;
+    let residual = x;
+    if (rows) {
+      const att = allocLike(like, T * D);
+      attentionForward(att, a.probs, a.qkv, layout, D, H, rowMask(rows, T));
+      gatherRows(a.att, att, rows, D);
+      residual = allocLike(like, n * D);
+      gatherRows(residual, x, rows, D);
+    } else {
+      attentionForward(a.att, a.probs, a.qkv, layout, D, H);
+    }
+    linearForward(a.x1, a.att, lw.wo, lw.bo, n, D, D);
+    for (let i = 0; i < n * D; i++) a.x1[i]! += residual[i]!;
+    layerNormForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.x1, lw.ln2g, lw.ln2b, n, D);
+    linearForward(a.hPre, a.ln2, lw.w1, lw.b1, n, D, M);
+    geluForward(a.hAct, a.hPre, n * M);
+    const x2 = allocLike(like, n * D);
+    linearForward(x2, a.hAct, lw.w2, lw.b2, n, M, D);
+    for (let i = 0; i < n * D; i++) x2[i]! += a.x1[i]!;
     layers.push(a);
     x = x2;
   }
-  const lnf = allocLike(like, T * D);
-  const lnfMean = allocLike(like, T);
-  const lnfRstd = allocLike(like, T);
-  layerNormForward(lnf, lnfMean, lnfRstd, x, w.lnfg, w.lnfb, T, D);
-  const logits = allocLike(like, T * V);
-  linearForward(logits, lnf, w.out, null, T, D, V);
-  return { ids, length: T, layout, layers, xOut: x, lnf, lnfMean, lnfRstd, logits };
+  const lnf = allocLike(like, n * D);
+  const lnfMean = allocLike(like, n);
+  const lnfRstd = allocLike(like, n);
+  layerNormForward(lnf, lnfMean, lnfRstd, x, w.lnfg, w.lnfb, n, D);
+  const logits = allocLike(like, n * V);
+  linearForward(logits, lnf, w.out, null, n, D, V);
+  const tail = layers.at(-1)?.rows ?? null;
+  const logitRow = new Int32Array(T).fill(-1);
+  if (tail) tail.forEach((t, r) => (logitRow[t] = r));
+  else for (let t = 0; t < T; t++) logitRow[t] = t;
+  return { ids, length: T, layout, layers, xOut: x, lnf, lnfMean, lnfRstd, logits, logitRow };
+}
+
+/** out[r] = src[rows[r]] for rows of n entries. */
+function gatherRows(out: FloatArray, src: FloatArray, rows: Int32Array, n: number): void {
+  rows.forEach((t, r) => out.set(src.subarray(t * n, t * n + n), r * n));
+}
+
+/** out[rows[r]] = src[r] for rows of n entries (out's other rows are left as they are). */
+function scatterRows(out: FloatArray, src: FloatArray, rows: Int32Array, n: number): void {
+  rows.forEach((t, r) => out.set(src.subarray(r * n, r * n + n), t * n));
+}
+
+/** 1 at each of `rows` (token indices below T). */
+function rowMask(rows: Int32Array, T: number): Uint8Array {
+  const mask = new Uint8Array(T);
+  for (const t of rows) mask[t] = 1;
+  return mask;
 }
 
 /** The weight matrices transposed ([in, out]), for the input gradients; valid while the weights are unchanged. */
@@ -125,7 +173,7 @@ export function transposeWeights(w: ModelWeights, shape: ModelShape): Transposed
   };
 }
 
-/** Adds the gradient of the loss to `g` (same layout as `w`), given dLoss/dLogits. */
+/** Adds the gradient of the loss to `g` (same layout as `w`), given dLoss/dLogits ([rows of `pass.logits`, vocab]). */
 export function backwardSequence(
   w: ModelWeights,
   wT: TransposedWeights,
@@ -137,14 +185,16 @@ export function backwardSequence(
   const T = pass.length;
   const { dim: D, heads: H, mlpDim: M, vocabSize: V } = shape;
   const like = w.buffer;
+  const tail = pass.layers.at(-1)?.rows ?? null;
+  const R = tail ? tail.length : T;
   const widest = Math.max(3 * D, M, V);
   const dyT = allocLike(like, T * widest);
   const xT = allocLike(like, T * Math.max(D, M));
-  const dLnf = allocLike(like, T * D);
-  linearBackward(dLnf, g.out, null, dLogits, pass.lnf, wT.out, T, D, V, dyT, xT);
-  // dx: gradient w.r.t. the residual stream at the current depth.
-  const dx = allocLike(like, T * D);
-  layerNormBackward(dx, g.lnfg, g.lnfb, dLnf, pass.xOut, pass.lnfMean, pass.lnfRstd, w.lnfg, T, D);
+  const dLnf = allocLike(like, R * D);
+  linearBackward(dLnf, g.out, null, dLogits, pass.lnf, wT.out, R, D, V, dyT, xT);
+  // dx: gradient w.r.t. the residual stream at the current depth (the tail's rows until its attention).
+  let dx = allocLike(like, R * D);
+  layerNormBackward(dx, g.lnfg, g.lnfb, dLnf, pass.xOut, pass.lnfMean, pass.lnfRstd, w.lnfg, R, D);
   const dh = allocLike(like, T * M);
   const dTmp = allocLike(like, T * D);
   const dqkv = allocLike(like, T * 3 * D);
@@ -153,14 +203,25 @@ export function backwardSequence(
     const lt = wT.layers[l]!;
     const lg = g.layers[l]!;
     const a = pass.layers[l]!;
+    const n = a.rows ? a.rows.length : T;
     // MLP: x2 = x1 + W2 gelu(W1 ln2(x1)).
-    linearBackward(dh, lg.w2, lg.b2, dx, a.hAct, lt.w2, T, M, D, dyT, xT);
-    geluBackward(dh, a.hPre, T * M);
-    linearBackward(dTmp, lg.w1, lg.b1, dh, a.ln2, lt.w1, T, D, M, dyT, xT);
-    layerNormBackward(dx, lg.ln2g, lg.ln2b, dTmp, a.x1, a.ln2Mean, a.ln2Rstd, lw.ln2g, T, D);
+    linearBackward(dh, lg.w2, lg.b2, dx, a.hAct, lt.w2, n, M, D, dyT, xT);
+    geluBackward(dh, a.hPre, n * M);
+    linearBackward(dTmp, lg.w1, lg.b1, dh, a.ln2, lt.w1, n, D, M, dyT, xT);
+    layerNormBackward(dx, lg.ln2g, lg.ln2b, dTmp, a.x1, a.ln2Mean, a.ln2Rstd, lw.ln2g, n, D);
     // Attention: x1 = xIn + Wo attn(Wqkv ln1(xIn)).
-    linearBackward(dTmp, lg.wo, lg.bo, dx, a.att, lt.wo, T, D, D, dyT, xT);
-    attentionBackward(dqkv, dTmp, a.probs, a.qkv, pass.layout, D, H);
+    linearBackward(dTmp, lg.wo, lg.bo, dx, a.att, lt.wo, n, D, D, dyT, xT);
+    if (a.rows) {
+      // Back to every token: the rows the tail left out have no gradient.
+      const dAtt = allocLike(like, T * D);
+      scatterRows(dAtt, dTmp, a.rows, D);
+      const dxAll = allocLike(like, T * D);
+      scatterRows(dxAll, dx, a.rows, D);
+      dx = dxAll;
+      attentionBackward(dqkv, dAtt, a.probs, a.qkv, pass.layout, D, H);
+    } else {
+      attentionBackward(dqkv, dTmp, a.probs, a.qkv, pass.layout, D, H);
+    }
     linearBackward(dTmp, lg.wqkv, lg.bqkv, dqkv, a.ln1, lt.wqkv, T, D, 3 * D, dyT, xT);
     layerNormBackward(dx, lg.ln1g, lg.ln1b, dTmp, a.xIn, a.ln1Mean, a.ln1Rstd, lw.ln1g, T, D);
   }
@@ -175,11 +236,13 @@ export function backwardSequence(
   }
 }
 
-/** Log-prob of ids[t] given ids[0..t) for t >= 1; entry 0 is 0. For a chain's pass. */
+/** Log-prob of ids[t] given ids[0..t) for t >= 1 whose previous row the pass made logits for; other entries are 0. For a chain's pass. */
 export function scoreSequence(pass: ForwardPass, vocab: number): number[] {
   const out = new Array<number>(pass.length).fill(0);
   for (let t = 1; t < pass.length; t++) {
-    const off = (t - 1) * vocab;
+    const row = pass.logitRow[t - 1]!;
+    if (row < 0) continue;
+    const off = row * vocab;
     out[t] = pass.logits[off + pass.ids[t]!]! - logSumExp(pass.logits, off, vocab);
   }
   return out;

@@ -31,9 +31,16 @@ export function countLossTokens(sample: TrainSample): number {
   return n;
 }
 
-/** Log-probs of the sample's tokens under a reference model (for the KL term). */
+/** The rows whose logits score a trained token of `sample` (t - 1 for each masked t >= 1), ascending. */
+export function lossRows(sample: TrainSample): Int32Array {
+  const rows: number[] = [];
+  for (let t = 1; t < sample.tokenIds.length; t++) if (sample.lossMask[t] === 1) rows.push(t - 1);
+  return Int32Array.from(rows);
+}
+
+/** Log-probs of the sample's trained tokens under a reference model (for the KL term); 0 for the others. */
 export function scoreReference(ref: ModelWeights, shape: ModelShape, sample: TrainSample): number[] {
-  return scoreSequence(forwardSequence(ref, shape, sample.tokenIds), shape.vocabSize);
+  return scoreSequence(forwardSequence(ref, shape, sample.tokenIds, lossRows(sample)), shape.vocabSize);
 }
 
 /**
@@ -75,13 +82,16 @@ export function accumulateSample(
 ): void {
   const V = shape.vocabSize;
   const T = sample.tokenIds.length;
-  const pass = forwardSequence(w, shape, sample.tokenIds);
-  const dLogits = allocLike(w.buffer, T * V);
+  const rows = lossRows(sample);
+  if (rows.length === 0) return;
+  // Only the rows that score a trained token: the prompt's rows make no logits and take no output-layer work.
+  const pass = forwardSequence(w, shape, sample.tokenIds, rows);
+  const dLogits = allocLike(w.buffer, rows.length * V);
   const scale = sample.weight / batchTokens;
   let anyActive = false;
   for (let t = 1; t < T; t++) {
     if (sample.lossMask[t] !== 1) continue;
-    const off = (t - 1) * V;
+    const off = pass.logitRow[t - 1]! * V;
     const lse = logSumExp(pass.logits, off, V);
     const id = sample.tokenIds[t]!;
     const newLogp = pass.logits[off + id]! - lse;
@@ -106,13 +116,26 @@ export interface TreeTrainPack {
   paths: ReadonlyArray<readonly number[]>;
 }
 
-/** Log-prob of each trie node's token given its path under a reference model (0 for a root). */
+/** The trie's rows whose logits score a trained token of one of its samples (a masked node's parent), ascending. */
+export function treeLossRows(pack: TreeTrainPack): Int32Array {
+  const wanted = new Uint8Array(pack.layout.ids.length);
+  pack.samples.forEach((sample, k) => {
+    const path = pack.paths[k]!;
+    for (let t = 1; t < path.length; t++) if (sample.lossMask[t] === 1) wanted[path[t - 1]!] = 1;
+  });
+  const rows: number[] = [];
+  wanted.forEach((w, row) => w === 1 && rows.push(row));
+  return Int32Array.from(rows);
+}
+
+/** Log-prob of each trained trie node's token given its path under a reference model (0 for the other nodes). */
 export function scoreReferenceTree(ref: ModelWeights, shape: ModelShape, pack: TreeTrainPack): Float64Array {
   const V = shape.vocabSize;
-  const pass = forwardLayout(ref, shape, pack.layout);
+  const pass = forwardLayout(ref, shape, pack.layout, treeLossRows(pack));
   const out = new Float64Array(pack.parents.length);
   pack.parents.forEach((p, i) => {
-    if (p >= 0) out[i] = pass.logits[p * V + pack.layout.ids[i]!]! - logSumExp(pass.logits, p * V, V);
+    const row = p >= 0 ? pass.logitRow[p]! : -1;
+    if (row >= 0) out[i] = pass.logits[row * V + pack.layout.ids[i]!]! - logSumExp(pass.logits, row * V, V);
   });
   return out;
 }
@@ -136,8 +159,10 @@ export function accumulateTree(
 ): void {
   const V = shape.vocabSize;
   const N = pack.layout.ids.length;
-  const pass = forwardLayout(w, shape, pack.layout);
-  const dLogits = allocLike(w.buffer, N * V);
+  const rows = treeLossRows(pack);
+  if (rows.length === 0) return;
+  const pass = forwardLayout(w, shape, pack.layout, rows);
+  const dLogits = allocLike(w.buffer, rows.length * V);
   const lse = new Float64Array(N).fill(Number.NaN);
   const softmaxWeight = new Float64Array(N);
   const active = new Uint8Array(N);
@@ -149,7 +174,7 @@ export function accumulateTree(
       if (sample.lossMask[t] !== 1) continue;
       const node = path[t]!;
       const row = path[t - 1]!;
-      const off = row * V;
+      const off = pass.logitRow[row]! * V;
       if (Number.isNaN(lse[row]!)) lse[row] = logSumExp(pass.logits, off, V);
       const id = sample.tokenIds[t]!;
       const newLogp = pass.logits[off + id]! - lse[row]!;
@@ -164,7 +189,7 @@ export function accumulateTree(
   if (!anyActive) return;
   for (let row = 0; row < N; row++) {
     if (active[row] !== 1) continue;
-    const off = row * V;
+    const off = pass.logitRow[row]! * V;
     const g = softmaxWeight[row]!;
     const l = lse[row]!;
     for (let v = 0; v < V; v++) dLogits[off + v]! -= g * Math.exp(pass.logits[off + v]! - l);
