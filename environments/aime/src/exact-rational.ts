@@ -1,3 +1,5 @@
+import { scanTokens } from "./scan-tokens.ts";
+
 /** An exact rational, `den > 0`, in lowest terms. */
 export interface Rational {
   num: bigint;
@@ -30,37 +32,19 @@ export function evaluateExactInteger(source: string): bigint | null {
 type Token = { t: "num"; v: Rational } | { t: "op"; v: string };
 
 function tokenize(s: string): Token[] | null {
-  const out: Token[] = [];
-  let i = 0;
-  while (i < s.length) {
-    const ch = s[i]!;
-    if (ch === " ") {
-      i++;
-      continue;
-    }
-    const num = /^(\d+)(?:\.(\d+))?|^\.(\d+)/.exec(s.slice(i));
+  return scanTokens<Token>(s, (rest) => {
+    if (rest[0] === " ") return { token: null, length: 1 };
+    const num = /^(\d+)(?:\.(\d+))?|^\.(\d+)/.exec(rest);
     if (num !== null) {
       const whole = num[1] ?? "0";
       const frac = num[2] ?? num[3] ?? "";
       if (whole.length + frac.length > MAX_DIGITS) return null;
-      out.push({ t: "num", v: reduce(BigInt(whole + frac), 10n ** BigInt(frac.length)) });
-      i += num[0].length;
-      continue;
+      return { token: { t: "num", v: reduce(BigInt(whole + frac), 10n ** BigInt(frac.length)) }, length: num[0].length };
     }
-    const cmd = /^\\(frac|cdot|times|div)(?![A-Za-z])/.exec(s.slice(i));
-    if (cmd !== null) {
-      out.push({ t: "op", v: `\\${cmd[1]}` });
-      i += cmd[0].length;
-      continue;
-    }
-    if ("+-*/^(){}[]".includes(ch)) {
-      out.push({ t: "op", v: ch });
-      i++;
-      continue;
-    }
-    return null;
-  }
-  return out;
+    const cmd = /^\\(frac|cdot|times|div)(?![A-Za-z])/.exec(rest);
+    if (cmd !== null) return { token: { t: "op", v: `\\${cmd[1]}` }, length: cmd[0].length };
+    return "+-*/^(){}[]".includes(rest[0]!) ? { token: { t: "op", v: rest[0]! }, length: 1 } : null;
+  });
 }
 
 /** Deeper nesting than this is no answer anyone writes; it must not exhaust the stack. */

@@ -1,3 +1,5 @@
+import { scanTokens } from "./scan-tokens.ts";
+
 /**
  * A small LaTeX expression reader for scalar answers: numbers, variables, + - * / ^, implicit products,
  * `\frac`, `\sqrt[n]{}`, `\binom`, `!`, `|x|`, the common functions and constants. It evaluates in
@@ -22,52 +24,26 @@ const IGNORED = new Set(["left", "right", "displaystyle", ",", ";", "!", " ", "q
 const TIMES = new Set(["cdot", "times", "ast"]);
 
 function tokenize(s: string): Token[] | null {
-  const out: Token[] = [];
-  let i = 0;
-  while (i < s.length) {
-    const ch = s[i]!;
-    if (ch === " " || ch === "\t" || ch === "\n") {
-      i++;
-      continue;
-    }
+  return scanTokens<Token>(s, (rest) => {
+    const ch = rest[0]!;
+    if (ch === " " || ch === "\t" || ch === "\n") return { token: null, length: 1 };
     if (/[\d.]/.test(ch)) {
-      const m = /^(?:\d+(?:\.\d*)?|\.\d+)/.exec(s.slice(i));
-      if (m === null) return null;
-      out.push({ t: "num", v: Number(m[0]) });
-      i += m[0].length;
-      continue;
+      const m = /^(?:\d+(?:\.\d*)?|\.\d+)/.exec(rest);
+      return m === null ? null : { token: { t: "num", v: Number(m[0]) }, length: m[0].length };
     }
     if (ch === "\\") {
-      const m = /^\\([A-Za-z]+|.)/.exec(s.slice(i));
-      if (m === null) return null;
-      const name = m[1]!;
-      i += m[0].length;
-      if (IGNORED.has(name)) continue;
-      if (name === "{" || name === "}") return null;
-      out.push({ t: "cmd", v: name });
-      continue;
+      const m = /^\\([A-Za-z]+|.)/.exec(rest);
+      if (m === null || m[1] === "{" || m[1] === "}") return null;
+      return { token: IGNORED.has(m[1]!) ? null : { t: "cmd", v: m[1]! }, length: m[0].length };
     }
     if (/[A-Za-z]/.test(ch)) {
       // `sin x` and `sqrt(2)` written without a backslash read as the function.
-      const word = /^[A-Za-z]+/.exec(s.slice(i))![0];
+      const word = /^[A-Za-z]+/.exec(rest)![0];
       const fn = ["arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "sqrt", "sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp", "pi"].find((f) => word.startsWith(f));
-      if (fn !== undefined) {
-        out.push({ t: "cmd", v: fn });
-        i += fn.length;
-        continue;
-      }
-      out.push({ t: "id", v: ch });
-      i++;
-      continue;
+      return fn !== undefined ? { token: { t: "cmd", v: fn }, length: fn.length } : { token: { t: "id", v: ch }, length: 1 };
     }
-    if ("+-*/^_(){}[]|!'".includes(ch)) {
-      out.push({ t: "sym", v: ch });
-      i++;
-      continue;
-    }
-    return null;
-  }
-  return out;
+    return "+-*/^_(){}[]|!'".includes(ch) ? { token: { t: "sym", v: ch }, length: 1 } : null;
+  });
 }
 
 /** Parses `source` into an expression, or null when it is not a plain scalar expression this reader knows. */
@@ -340,9 +316,17 @@ export function evaluate(e: Expr, env: ReadonlyMap<string, number>): number {
   }
 }
 
+/** The functions of one argument that take any real: the rest check their domain in evaluateFunction. */
+const UNARY: Readonly<Record<string, (a: number) => number>> = {
+  abs: Math.abs, factorial, sin: Math.sin, cos: Math.cos, tan: Math.tan, sec: (a) => 1 / Math.cos(a), csc: (a) => 1 / Math.sin(a), cot: (a) => 1 / Math.tan(a),
+  arcsin: Math.asin, arccos: Math.acos, arctan: Math.atan, sinh: Math.sinh, cosh: Math.cosh, tanh: Math.tanh, exp: Math.exp,
+};
+
 function evaluateFunction(e: Extract<Expr, { k: "fn" }>, env: ReadonlyMap<string, number>): number {
   const a = evaluate(e.a, env);
   const b = e.b === undefined ? Number.NaN : evaluate(e.b, env);
+  const unary = UNARY[e.name];
+  if (unary !== undefined) return unary(a);
   switch (e.name) {
     case "sqrt":
       return a < 0 ? Number.NaN : Math.sqrt(a);
@@ -350,43 +334,13 @@ function evaluateFunction(e: Extract<Expr, { k: "fn" }>, env: ReadonlyMap<string
       if (!Number.isInteger(b) || b < 2) return Number.NaN;
       if (a < 0) return b % 2 === 1 ? -(Math.abs(a) ** (1 / b)) : Number.NaN;
       return a ** (1 / b);
-    case "abs":
-      return Math.abs(a);
-    case "factorial":
-      return factorial(a);
     case "binom":
       return factorial(a) / (factorial(b) * factorial(a - b));
-    case "sin":
-      return Math.sin(a);
-    case "cos":
-      return Math.cos(a);
-    case "tan":
-      return Math.tan(a);
-    case "sec":
-      return 1 / Math.cos(a);
-    case "csc":
-      return 1 / Math.sin(a);
-    case "cot":
-      return 1 / Math.tan(a);
-    case "arcsin":
-      return Math.asin(a);
-    case "arccos":
-      return Math.acos(a);
-    case "arctan":
-      return Math.atan(a);
-    case "sinh":
-      return Math.sinh(a);
-    case "cosh":
-      return Math.cosh(a);
-    case "tanh":
-      return Math.tanh(a);
     case "ln":
       return a <= 0 ? Number.NaN : Math.log(a);
     case "log":
       if (a <= 0) return Number.NaN;
       return e.b === undefined ? Math.log10(a) : b > 0 && b !== 1 ? Math.log(a) / Math.log(b) : Number.NaN;
-    case "exp":
-      return Math.exp(a);
     default:
       return Number.NaN;
   }
