@@ -46,6 +46,16 @@ function nextId(ids: number[]): number {
   return ids.reduce((a, b) => Math.max(a, b), 0) + 1;
 }
 
+/** A parameter a call must give. */
+function required(name: string, type: Param["type"], description: string): Param {
+  return { name, type, required: true, description };
+}
+
+/** A parameter a call may leave out: it is then `defaultValue`. */
+function optional(name: string, type: Param["type"], defaultValue: Value, description: string): Param {
+  return { name, type, required: false, default: defaultValue, description };
+}
+
 const DESCRIPTIONS: Record<string, string> = {
   api_docs: "An app to search and explore API documentation.",
   supervisor: "An app to access supervisor's personal information, and mark the task complete.",
@@ -59,7 +69,7 @@ const APIS: Record<string, Record<string, Api>> = {
     show_api_descriptions: {
       description: "Show the names and descriptions of the APIs of an app.",
       method: "GET",
-      params: [{ name: "app_name", type: "string", required: true, description: "The app's name." }],
+      params: [required("app_name", "string", "The app's name.")],
       run: (_ctx, a) => {
         const app = APIS[a["app_name"] as string];
         if (!app) fail(422, `No app named ${String(a["app_name"])}.`);
@@ -69,10 +79,7 @@ const APIS: Record<string, Record<string, Api>> = {
     show_api_doc: {
       description: "Show the full documentation of one API.",
       method: "GET",
-      params: [
-        { name: "app_name", type: "string", required: true, description: "The app's name." },
-        { name: "api_name", type: "string", required: true, description: "The API's name." },
-      ],
+      params: [required("app_name", "string", "The app's name."), required("api_name", "string", "The API's name.")],
       run: (_ctx, a) => apiDoc(a["app_name"] as string, a["api_name"] as string),
     },
   },
@@ -82,8 +89,8 @@ const APIS: Record<string, Record<string, Api>> = {
       description: "Mark the currently active task as complete, with an answer when the task asks a question.",
       method: "POST",
       params: [
-        { name: "status", type: "string", required: false, default: "success", description: "success or fail." },
-        { name: "answer", type: "any", required: false, default: null, description: "The answer, if the task asks for one." },
+        optional("status", "string", "success", "success or fail."),
+        optional("answer", "any", null, "The answer, if the task asks for one."),
       ],
       run: (ctx, a) => {
         ctx.completeTask(a["answer"] ?? null);
@@ -96,8 +103,8 @@ const APIS: Record<string, Record<string, Api>> = {
       description: "Show tasks, optionally only those of one list or with a done status.",
       method: "GET",
       params: [
-        { name: "list", type: "string", required: false, default: null, description: "Only tasks of this list." },
-        { name: "done", type: "boolean", required: false, default: null, description: "Only done (true) or open (false) tasks." },
+        optional("list", "string", null, "Only tasks of this list."),
+        optional("done", "boolean", null, "Only done (true) or open (false) tasks."),
       ],
       run: (ctx, a) =>
         ctx.state.todo.tasks.filter((t) => (a["list"] == null || t.list === a["list"]) && (a["done"] == null || t.done === a["done"])).map((t) => ({ ...t })),
@@ -105,10 +112,7 @@ const APIS: Record<string, Record<string, Api>> = {
     add_task: {
       description: "Add a task to a list.",
       method: "POST",
-      params: [
-        { name: "title", type: "string", required: true, description: "The task's title." },
-        { name: "list", type: "string", required: false, default: "inbox", description: "The list to add it to." },
-      ],
+      params: [required("title", "string", "The task's title."), optional("list", "string", "inbox", "The list to add it to.")],
       run: (ctx, a) => {
         const task_id = nextId(ctx.state.todo.tasks.map((t) => t.task_id));
         ctx.state.todo.tasks.push({ task_id, title: a["title"] as string, list: a["list"] as string, done: false });
@@ -118,7 +122,7 @@ const APIS: Record<string, Record<string, Api>> = {
     mark_done: {
       description: "Mark a task as done.",
       method: "PUT",
-      params: [{ name: "task_id", type: "integer", required: true, description: "The task's id." }],
+      params: [required("task_id", "integer", "The task's id.")],
       run: (ctx, a) => {
         const task = ctx.state.todo.tasks.find((t) => t.task_id === a["task_id"]);
         if (!task) fail(404, "The task does not exist.");
@@ -129,7 +133,7 @@ const APIS: Record<string, Record<string, Api>> = {
     delete_task: {
       description: "Delete a task.",
       method: "DELETE",
-      params: [{ name: "task_id", type: "integer", required: true, description: "The task's id." }],
+      params: [required("task_id", "integer", "The task's id.")],
       run: (ctx, a) => {
         const before = ctx.state.todo.tasks.length;
         ctx.state.todo.tasks = ctx.state.todo.tasks.filter((t) => t.task_id !== a["task_id"]);
@@ -142,10 +146,7 @@ const APIS: Record<string, Record<string, Api>> = {
     search_songs: {
       description: "Search songs by title words and/or artist.",
       method: "GET",
-      params: [
-        { name: "query", type: "string", required: false, default: "", description: "Words in the title." },
-        { name: "artist", type: "string", required: false, default: null, description: "Only songs by this artist." },
-      ],
+      params: [optional("query", "string", "", "Words in the title."), optional("artist", "string", null, "Only songs by this artist.")],
       run: (ctx, a) => {
         const q = String(a["query"] ?? "").toLowerCase();
         return ctx.state.music.songs.filter((s) => s.title.toLowerCase().includes(q) && (a["artist"] == null || s.artist === a["artist"])).map((s) => ({ ...s }));
@@ -160,7 +161,7 @@ const APIS: Record<string, Record<string, Api>> = {
     create_playlist: {
       description: "Create an empty playlist.",
       method: "POST",
-      params: [{ name: "title", type: "string", required: true, description: "The playlist's title." }],
+      params: [required("title", "string", "The playlist's title.")],
       run: (ctx, a) => {
         const playlist_id = nextId(ctx.state.music.playlists.map((p) => p.playlist_id));
         ctx.state.music.playlists.push({ playlist_id, title: a["title"] as string, song_ids: [] });
@@ -170,10 +171,7 @@ const APIS: Record<string, Record<string, Api>> = {
     add_song_to_playlist: {
       description: "Add a song to a playlist.",
       method: "POST",
-      params: [
-        { name: "playlist_id", type: "integer", required: true, description: "The playlist's id." },
-        { name: "song_id", type: "integer", required: true, description: "The song's id." },
-      ],
+      params: [required("playlist_id", "integer", "The playlist's id."), required("song_id", "integer", "The song's id.")],
       run: (ctx, a) => {
         const playlist = ctx.state.music.playlists.find((p) => p.playlist_id === a["playlist_id"]);
         if (!playlist) fail(404, "The playlist does not exist.");
