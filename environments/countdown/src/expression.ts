@@ -15,26 +15,14 @@ export function evaluateExpression(source: string): Evaluated | null {
   const numbers: number[] = [];
   let divByZero = false;
 
-  const expr = (): Frac | null => {
-    let left = term();
-    while (left !== null && (tokens[pos] === "+" || tokens[pos] === "-")) {
-      const op = tokens[pos++];
-      const right = term();
+  /** One precedence level: operands joined by `ops`, folded from the left by `apply`; null when an operand is missing. */
+  const level = (ops: readonly string[], operand: () => Frac | null, apply: (op: string, left: Frac, right: Frac) => Frac) => (): Frac | null => {
+    let left = operand();
+    while (left !== null && ops.includes(tokens[pos] ?? "")) {
+      const op = tokens[pos++]!;
+      const right = operand();
       if (right === null) return null;
-      left = op === "+" ? addF(left, right) : addF(left, { num: -right.num, den: right.den });
-    }
-    return left;
-  };
-  const term = (): Frac | null => {
-    let left = atom();
-    while (left !== null && (tokens[pos] === "*" || tokens[pos] === "/")) {
-      const op = tokens[pos++];
-      const right = atom();
-      if (right === null) return null;
-      if (op === "/" && right.num === 0) {
-        divByZero = true;
-        left = { num: 0, den: 1 };
-      } else left = op === "*" ? mulF(left, right) : mulF(left, { num: right.den, den: right.num });
+      left = apply(op, left, right);
     }
     return left;
   };
@@ -53,6 +41,14 @@ export function evaluateExpression(source: string): Evaluated | null {
     numbers.push(Number(t));
     return { num: Number(t), den: 1 };
   };
+
+  const term = level(["*", "/"], atom, (op, left, right) => {
+    if (op === "*") return mulF(left, right);
+    if (right.num !== 0) return mulF(left, { num: right.den, den: right.num });
+    divByZero = true;
+    return { num: 0, den: 1 };
+  });
+  const expr = level(["+", "-"], term, (op, left, right) => addF(left, op === "+" ? right : { num: -right.num, den: right.den }));
 
   const value = expr();
   if (value === null || pos !== tokens.length) return null;
