@@ -9,7 +9,7 @@ import { InvalidArgumentsError, InvalidConfigError, ProcessActiveError, UnknownP
 import type { ProcessRecord } from "./process-table.ts";
 import { registerTool } from "./register-tool.ts";
 import { readRunProgress } from "./run-progress.ts";
-import { printedError, StopInput, stopProcess, tailOf, type ToolContext } from "./tool-context.ts";
+import { printedError, StopInput, statusToolParts, stopProcess, tailOf, type ToolContext } from "./tool-context.ts";
 
 const EXAMPLES_DIR = join(import.meta.dirname, "..", "..", "examples");
 
@@ -182,10 +182,7 @@ export function registerRunTools(server: McpServer, ctx: ToolContext): void {
     title: "A training run's state",
     description:
       "State (starting, running, done, failed, interrupted), the current step, the last step's metrics, the latest held-out evaluation per environment and mode, the warm-start's progress, the last checkpoint, and the error a failed run printed. Read from the run directory's metrics.jsonl and the child's exit.",
-    input: z.object({ run: RunRef }),
-    result: StatusResult,
-    annotations: { readOnlyHint: true },
-    run: async (a) => runStatus(ctx, a.run),
+    ...statusToolParts("run", RunRef, StatusResult, (ref) => runStatus(ctx, ref)),
   });
   registerTool(server, {
     name: "run_wait",

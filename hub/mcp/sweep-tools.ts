@@ -4,7 +4,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { InvalidArgumentsError, ProcessActiveError, SweepUnavailableError, UnknownProcessError } from "./errors.ts";
 import { registerTool } from "./register-tool.ts";
-import { printedError, StopInput, stopProcess, tailOf, type ToolContext } from "./tool-context.ts";
+import { printedError, StopInput, statusToolParts, stopProcess, tailOf, type ToolContext } from "./tool-context.ts";
 
 const SWEEP_COMMAND = join(import.meta.dirname, "..", "cli", "commands", "sweep.ts");
 
@@ -103,10 +103,7 @@ export function registerSweepTools(server: McpServer, ctx: ToolContext): void {
     name: "sweep_status",
     title: "A sweep's state",
     description: "The sweep's state (running, done, failed, interrupted), every run's status and directory from campaign.json, counts per status, and summary.json and report.html once written.",
-    input: z.object({ sweep: SweepRef }),
-    result: SweepStatus,
-    annotations: { readOnlyHint: true },
-    run: async (a) => sweepStatus(ctx, a.sweep),
+    ...statusToolParts("sweep", SweepRef, SweepStatus, (ref) => sweepStatus(ctx, ref)),
   });
   registerTool(server, {
     name: "sweep_stop",

@@ -15,6 +15,19 @@ export function resolveDir(ctx: ToolContext, kind: ProcessKind, ref: string): st
   return ctx.processes.find(kind, ref)?.dir ?? resolve(ctx.projectDir, ref);
 }
 
+/**
+ * What run_status and sweep_status share: one argument, `key`, naming the process (as `ref` describes),
+ * read-only, answering `status` of it. Spread into the tool's spec beside its name, title and description.
+ */
+export function statusToolParts<K extends string, O extends z.ZodObject>(key: K, ref: z.ZodString, result: O, status: (ref: string) => z.input<O>) {
+  return {
+    input: z.object({ [key]: ref } as Record<K, z.ZodString>),
+    result,
+    annotations: { readOnlyHint: true },
+    run: async (a: Record<K, string>) => status(a[key]),
+  };
+}
+
 /** A stop tool's input beside the process: whether to wait for the exit, and for how long. */
 export const StopInput = { wait: z.boolean().default(true), timeoutS: z.number().min(0).max(600).default(45) };
 
