@@ -1,8 +1,9 @@
 import type { RunDb } from "../../server/db/index.ts";
+import { episodeFromRow, type EpisodeRow } from "../../server/episodes/index.ts";
 import { type MergeOptions, mergeTimelines } from "../../server/training/index.ts";
 import type { Tokenizer } from "../../server/tokenizers/index.ts";
 import { type CallRecord, type CallRow, fromCallRow } from "../../server/tracker/index.ts";
-import { type EpisodeRow, type EpisodeSummary, summarizeEpisode } from "./episode-query.ts";
+import { type EpisodeSummary, summarizeEpisode } from "./episode-query.ts";
 
 /** One generated token of a call: its id, its text, its log-prob, and whether the loss trains it. */
 export interface OutputToken {
@@ -64,16 +65,16 @@ export interface DetailOptions {
  * id, a prefix of its sample, so its output's mask is the sample's mask at those positions.
  */
 export function readEpisode(db: RunDb, episodeId: string, o: DetailOptions): EpisodeDetail | null {
-  const row = db.prepare("SELECT * FROM episodes WHERE episode_id = ?").get(episodeId) as (EpisodeRow & { metadata: string | null }) | undefined;
+  const row = db.prepare("SELECT * FROM episodes WHERE episode_id = ?").get(episodeId) as EpisodeRow | undefined;
   if (!row) return null;
+  const episode = episodeFromRow(row);
   const records = (db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq").all(episodeId) as CallRow[]).map(fromCallRow);
-  const rewards = row.rewards === null ? null : (JSON.parse(row.rewards) as Record<string, number>);
-  const metadata = row.metadata === null ? null : (JSON.parse(row.metadata) as unknown);
+  const { rewards, metadata } = episode;
   const trainedSteps = trainedStepsOf(db, episodeId);
 
   const samples: SampleView[] = [];
   const placed = new Map<string, { sample: number; mask: number[] }>();
-  if (row.state === "ended" && row.eval === 0 && rewards) {
+  if (episode.state === "ended" && !episode.eval && rewards) {
     const byAgent = new Map<string, Array<CallRecord & { trainable: boolean }>>();
     for (const c of records) {
       if (!c.trainable) continue;
@@ -126,9 +127,9 @@ export function readEpisode(db: RunDb, episodeId: string, o: DetailOptions): Epi
     };
   });
 
-  const groupId = metadata !== null && typeof metadata === "object" && typeof (metadata as { groupId?: unknown }).groupId === "string" ? (metadata as { groupId: string }).groupId : null;
+  const groupId = typeof metadata["groupId"] === "string" ? metadata["groupId"] : null;
   return {
-    episode: { ...summarizeEpisode(row, records.length), metadata, groupId },
+    episode: { ...summarizeEpisode(episode, records.length), metadata, groupId },
     calls,
     samples,
   };

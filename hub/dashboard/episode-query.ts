@@ -1,4 +1,5 @@
 import type { RunDb } from "../../server/db/index.ts";
+import { type Episode, episodeFromRow, type EpisodeRow } from "../../server/episodes/index.ts";
 
 /** What the episode browser searches by; every field narrows the list. */
 export interface EpisodeFilter {
@@ -39,20 +40,6 @@ export interface EpisodePage {
   total: number | null;
 }
 
-/** The columns of an `episodes` row a summary reads (the list, the dashboard's episode view, the MCP tools). */
-export interface EpisodeRow {
-  episode_id: string;
-  env: string;
-  task_id: string;
-  state: string;
-  eval: number;
-  attempt: number;
-  created_at: number;
-  ended_at: number | null;
-  rewards: string | null;
-  abort_reason: string | null;
-}
-
 /** A list row: the episode, its mean reward (SQL's) and its call count. */
 interface Row extends EpisodeRow {
   reward: number | null;
@@ -86,8 +73,7 @@ export function episodePageQuery(filter: EpisodeFilter, cursor: string | undefin
     pageArgs.push(createdAt, episodeId);
   }
   pageArgs.push(limit + 1);
-  const sql = `SELECT e.episode_id, e.env, e.task_id, e.state, e.eval, e.attempt, e.created_at, e.ended_at, e.rewards, e.abort_reason,
-       ${REWARD} AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
+  const sql = `SELECT e.*, ${REWARD} AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
      FROM episodes e INDEXED BY episodes_by_created ${pageConds.length ? `WHERE ${pageConds.join(" AND ")}` : ""}
      ORDER BY e.created_at DESC, e.episode_id DESC LIMIT ?`;
   return { where, args, sql, pageArgs };
@@ -111,8 +97,7 @@ export function listEpisodes(db: RunDb, filter: EpisodeFilter, page: { cursor?: 
 export function latestFailures(db: RunDb, limit: number): Array<EpisodeSummary & { stderrTail: string | null }> {
   const rows = db
     .prepare(
-      `SELECT e.episode_id, e.env, e.task_id, e.state, e.eval, e.attempt, e.created_at, e.ended_at, e.rewards, e.abort_reason,
-         NULL AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
+      `SELECT e.*, NULL AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
        FROM episodes e
        WHERE e.rowid IN (SELECT rowid FROM episodes WHERE state = 'aborted' ORDER BY created_at DESC LIMIT ?)
        ORDER BY e.created_at DESC, e.episode_id DESC`,
@@ -132,26 +117,26 @@ export function splitStderr(message: string): { message: string; stderrTail: str
 }
 
 function toSummary(r: Row): EpisodeSummary {
-  return summarizeEpisode(r, r.calls, r.reward);
+  return summarizeEpisode(episodeFromRow(r), r.calls, r.reward);
 }
 
 /** One episode's summary; `reward` (the mean over its agents) is computed here unless the query gave it. */
-export function summarizeEpisode(r: EpisodeRow, calls: number, reward?: number | null): EpisodeSummary {
-  const reason = r.abort_reason === null ? null : (JSON.parse(r.abort_reason) as { kind?: unknown; message?: unknown });
-  const rewards = r.rewards === null ? null : (JSON.parse(r.rewards) as Record<string, number>);
+export function summarizeEpisode(e: Episode, calls: number, reward?: number | null): EpisodeSummary {
+  const { episodeId, env, taskId, state, attempt, createdAt, endedAt, rewards, abortReason } = e;
   const values = rewards ? Object.values(rewards) : [];
   return {
-    episodeId: r.episode_id,
-    env: r.env,
-    taskId: r.task_id,
-    state: r.state,
-    eval: r.eval === 1,
-    attempt: r.attempt,
-    createdAt: r.created_at,
-    endedAt: r.ended_at,
+    episodeId,
+    env,
+    taskId,
+    state,
+    eval: e.eval,
+    attempt,
+    createdAt,
+    endedAt,
     reward: reward !== undefined ? reward : values.length ? values.reduce((a, b) => a + b, 0) / values.length : null,
     rewards,
-    failure: reason === null ? null : { kind: String(reason.kind ?? "unknown"), message: String(reason.message ?? "") },
+    // A row another writer left may lack either field.
+    failure: abortReason === null ? null : { kind: String(abortReason.kind ?? "unknown"), message: String(abortReason.message ?? "") },
     calls,
   };
 }

@@ -4,7 +4,8 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import Database from "better-sqlite3";
 import { z } from "zod";
 import type { RunDb } from "../../server/db/index.ts";
-import { type EpisodeRow, latestFailures, listEpisodes, summarizeEpisode } from "../dashboard/episode-query.ts";
+import { episodeFromRow, type EpisodeRow } from "../../server/episodes/index.ts";
+import { latestFailures, listEpisodes, summarizeEpisode } from "../dashboard/episode-query.ts";
 import { BadCursorError, EpisodeNotFoundError, NotARunDirError } from "./errors.ts";
 import { registerTool } from "./register-tool.ts";
 import { resolveDir, type ToolContext } from "./tool-context.ts";
@@ -78,13 +79,9 @@ interface CallRow {
 }
 
 function showEpisode(db: RunDb, runDir: string, episodeId: string, maxCalls: number, maxChars: number) {
-  const row = db
-    .prepare(
-      `SELECT e.episode_id, e.env, e.task_id, e.state, e.eval, e.attempt, e.created_at, e.ended_at, e.rewards, e.abort_reason, e.metadata
-       FROM episodes e WHERE e.episode_id = ?`,
-    )
-    .get(episodeId) as (EpisodeRow & { metadata: string | null }) | undefined;
+  const row = db.prepare("SELECT * FROM episodes WHERE episode_id = ?").get(episodeId) as EpisodeRow | undefined;
   if (!row) throw new EpisodeNotFoundError(episodeId, runDir);
+  const episode = episodeFromRow(row);
   const total = (db.prepare("SELECT COUNT(*) AS n FROM calls WHERE episode_id = ?").get(episodeId) as { n: number }).n;
   // Token counts from the stored id arrays' lengths, without reading the ids into JS.
   const rows = db
@@ -95,9 +92,8 @@ function showEpisode(db: RunDb, runDir: string, episodeId: string, maxCalls: num
        FROM calls WHERE episode_id = ? ORDER BY agent_id, seq LIMIT ?`,
     )
     .all(episodeId, maxCalls) as CallRow[];
-  const metadata = row.metadata === null ? null : (JSON.parse(row.metadata) as unknown);
   return {
-    episode: { ...summarizeEpisode(row, total), metadata },
+    episode: { ...summarizeEpisode(episode, total), metadata: episode.metadata },
     calls: rows.map((r) => ({
       callId: r.call_id,
       agentId: r.agent_id,

@@ -13,7 +13,8 @@ export interface EpisodeRows {
   stateOf(episodeId: string): EpisodeState | undefined;
 }
 
-interface EpisodeRow {
+/** A row of `episodes` as SQLite returns it (`SELECT *`). */
+export interface EpisodeRow {
   episode_id: string;
   task_id: string;
   env: string;
@@ -58,7 +59,8 @@ function toRow(e: Episode): EpisodeRow {
   };
 }
 
-function fromRow(r: EpisodeRow): Episode {
+/** A row of `episodes` back into the episode (the dashboard and MCP tools read finished ones this way too). */
+export function episodeFromRow(r: EpisodeRow): Episode {
   return {
     episodeId: r.episode_id,
     taskId: r.task_id,
@@ -104,7 +106,7 @@ export function openEpisodeRows(db: RunDb, at: number): EpisodeRows {
       save: (e) => guarded(`save episode '${e.episodeId}'`, () => void upsert.run(toRow(e))),
       load(episodeId) {
         const row = guarded(`read episode '${episodeId}'`, () => selectOne.get(episodeId));
-        return row === undefined ? undefined : fromRow(row);
+        return row === undefined ? undefined : episodeFromRow(row);
       },
       stateOf: (episodeId) => guarded(`read episode '${episodeId}'`, () => selectState.get(episodeId)?.state),
     };
