@@ -94,8 +94,13 @@ export function decodeTokens(
         values[po + d] = qkv[qo + 2 * D + d]!;
       }
     }
-    att.fill(0, 0, n * D);
-    for (let r = 0; r < n; r++) {
+    // The last layer's keys and values are all the later positions need of its rows; the rest of it runs
+    // for the row whose logits are wanted (the last) or for none.
+    const r0 = l < w.layers.length - 1 ? 0 : wantLogits ? n - 1 : n;
+    const m = n - r0;
+    if (m === 0) continue;
+    att.fill(0, r0 * D, n * D);
+    for (let r = r0; r < n; r++) {
       const pos = start + r;
       for (let h = 0; h < H; h++) {
         const qo = r * 3 * D + h * hd;
@@ -122,13 +127,17 @@ export function decodeTokens(
         }
       }
     }
-    linearForward(proj, att, lw.wo, lw.bo, n, D, D);
-    for (let i = 0; i < n * D; i++) x[i]! += proj[i]!;
-    layerNormForward(ln, mean, rstd, x, lw.ln2g, lw.ln2b, n, D);
-    linearForward(hPre, ln, lw.w1, lw.b1, n, D, M);
-    geluForward(hAct, hPre, n * M);
-    linearForward(proj, hAct, lw.w2, lw.b2, n, M, D);
-    for (let i = 0; i < n * D; i++) x[i]! += proj[i]!;
+    // Rows r0.. of each buffer (all of them but in the last layer).
+    const xs = x.subarray(r0 * D);
+    const lns = ln.subarray(r0 * D);
+    const projs = proj.subarray(r0 * D);
+    linearForward(projs, att.subarray(r0 * D), lw.wo, lw.bo, m, D, D);
+    for (let i = 0; i < m * D; i++) xs[i]! += projs[i]!;
+    layerNormForward(lns, mean.subarray(r0), rstd.subarray(r0), xs, lw.ln2g, lw.ln2b, m, D);
+    linearForward(hPre, lns, lw.w1, lw.b1, m, D, M);
+    geluForward(hAct, hPre, m * M);
+    linearForward(projs, hAct, lw.w2, lw.b2, m, M, D);
+    for (let i = 0; i < m * D; i++) xs[i]! += projs[i]!;
   }
   for (const t of tokens) cache.tokens.push(t);
   if (!wantLogits) return;
