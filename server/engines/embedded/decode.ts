@@ -29,8 +29,8 @@ export class KvCache {
 export class DecodeScratch {
   readonly x: Float32Array;
   readonly ln: Float32Array;
-  readonly mean: Float32Array;
-  readonly rstd: Float32Array;
+  /** Each row's layer-norm mean and 1/std. */
+  readonly stats: { mean: Float32Array; rstd: Float32Array };
   readonly qkv: Float32Array;
   readonly att: Float32Array;
   readonly proj: Float32Array;
@@ -43,8 +43,7 @@ export class DecodeScratch {
     const { dim: D, mlpDim: M, context: C } = shape;
     this.x = new Float32Array(C * D);
     this.ln = new Float32Array(C * D);
-    this.mean = new Float32Array(C);
-    this.rstd = new Float32Array(C);
+    this.stats = { mean: new Float32Array(C), rstd: new Float32Array(C) };
     this.qkv = new Float32Array(C * 3 * D);
     this.att = new Float32Array(C * D);
     this.proj = new Float32Array(C * D);
@@ -73,7 +72,7 @@ export function decodeTokens(
   const start = cache.tokens.length;
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
-  const { x, ln, mean, rstd, qkv, att, proj, hPre, hAct, scores } = scratch;
+  const { x, ln, stats, qkv, att, proj, hPre, hAct, scores } = scratch;
   for (let r = 0; r < n; r++) {
     const eo = tokens[r]! * D;
     const po = (start + r) * D;
@@ -84,7 +83,7 @@ export function decodeTokens(
     const lw = w.layers[l]!;
     const keys = cache.keys[l]!;
     const values = cache.values[l]!;
-    layerNormForward(ln, mean, rstd, x, lw.ln1g, lw.ln1b, n, D);
+    layerNormForward(ln, stats, x, { g: lw.ln1g, b: lw.ln1b }, n, D);
     linearForward(qkv, ln, lw.wqkv, lw.bqkv, n, D, 3 * D);
     for (let r = 0; r < n; r++) {
       const po = (start + r) * D;
@@ -133,7 +132,7 @@ export function decodeTokens(
     const projs = proj.subarray(r0 * D);
     linearForward(projs, att.subarray(r0 * D), lw.wo, lw.bo, m, D, D);
     for (let i = 0; i < m * D; i++) xs[i]! += projs[i]!;
-    layerNormForward(lns, mean.subarray(r0), rstd.subarray(r0), xs, lw.ln2g, lw.ln2b, m, D);
+    layerNormForward(lns, { mean: stats.mean.subarray(r0), rstd: stats.rstd.subarray(r0) }, xs, { g: lw.ln2g, b: lw.ln2b }, m, D);
     linearForward(hPre, lns, lw.w1, lw.b1, m, D, M);
     geluForward(hAct, hPre, m * M);
     linearForward(projs, hAct, lw.w2, lw.b2, m, M, D);
@@ -142,6 +141,6 @@ export function decodeTokens(
   for (const t of tokens) cache.tokens.push(t);
   if (!wantLogits) return;
   const last = x.subarray((n - 1) * D, n * D);
-  layerNormForward(ln, mean, rstd, last, w.lnfg, w.lnfb, 1, D);
+  layerNormForward(ln, stats, last, { g: w.lnfg, b: w.lnfb }, 1, D);
   linearForward(scratch.logits, ln, w.out, null, 1, D, V);
 }

@@ -195,17 +195,25 @@ export function linearBackward(
   }
 }
 
-/** y[r] = (x[r] - mean) / std * g + b, keeping mean and 1/std per row for the backward pass. */
-export function layerNormForward(
-  y: FloatArray,
-  mean: FloatArray,
-  rstd: FloatArray,
-  x: FloatArray,
-  g: FloatArray,
-  b: FloatArray,
-  rows: number,
-  n: number,
-): void {
+/** What a layer norm keeps of each row for its backward pass: the row's mean and 1/std. */
+export interface NormStats {
+  mean: FloatArray;
+  rstd: FloatArray;
+}
+
+export function allocNormStats(like: FloatArray, rows: number): NormStats {
+  return { mean: allocLike(like, rows), rstd: allocLike(like, rows) };
+}
+
+/** A layer norm's gain and bias (or their gradients). */
+export interface NormParams {
+  g: FloatArray;
+  b: FloatArray;
+}
+
+/** y[r] = (x[r] - mean) / std * g + b for `rows` rows of n, keeping each row's stats for the backward pass. */
+export function layerNormForward(y: FloatArray, stats: NormStats, x: FloatArray, { g, b }: NormParams, rows: number, n: number): void {
+  const { mean, rstd } = stats;
   for (let r = 0; r < rows; r++) {
     const o = r * n;
     let m = 0;
@@ -223,19 +231,10 @@ export function layerNormForward(
   }
 }
 
-/** Adds the layer norm's input gradient to dx and its parameter gradients to dg, db. */
-export function layerNormBackward(
-  dx: FloatArray,
-  dg: FloatArray,
-  db: FloatArray,
-  dy: FloatArray,
-  x: FloatArray,
-  mean: FloatArray,
-  rstd: FloatArray,
-  g: FloatArray,
-  rows: number,
-  n: number,
-): void {
+/** Adds the layer norm's input gradient to dx and its parameter gradients to `d` (gain g), given dy. */
+export function layerNormBackward(dx: FloatArray, d: NormParams, dy: FloatArray, x: FloatArray, stats: NormStats, g: FloatArray, rows: number, n: number): void {
+  const { mean, rstd } = stats;
+  const { g: dg, b: db } = d;
   for (let r = 0; r < rows; r++) {
     const o = r * n;
     const m = mean[r]!;

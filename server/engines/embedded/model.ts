@@ -1,5 +1,6 @@
 import {
   allocLike,
+  allocNormStats,
   geluBackward,
   geluForward,
   layerNormBackward,
@@ -9,6 +10,7 @@ import {
   logSumExp,
   transpose,
   type FloatArray,
+  type NormStats,
 } from "./kernels.ts";
 import { attentionBackward, attentionForward } from "./attention.ts";
 import { chainLayout, type AttentionLayout } from "./attention-layout.ts";
@@ -22,16 +24,14 @@ import type { ModelShape, ModelWeights } from "./layout.ts";
 export interface LayerActivations {
   xIn: FloatArray;
   ln1: FloatArray;
-  ln1Mean: FloatArray;
-  ln1Rstd: FloatArray;
+  ln1Stats: NormStats;
   qkv: FloatArray;
   /** [heads, path entries]: token t's weights over its path, from `layout.pathStart[t]`. */
   probs: FloatArray;
   att: FloatArray;
   x1: FloatArray;
   ln2: FloatArray;
-  ln2Mean: FloatArray;
-  ln2Rstd: FloatArray;
+  ln2Stats: NormStats;
   hPre: FloatArray;
   hAct: FloatArray;
   /**
@@ -48,8 +48,7 @@ export interface ForwardPass {
   layers: LayerActivations[];
   xOut: FloatArray;
   lnf: FloatArray;
-  lnfMean: FloatArray;
-  lnfRstd: FloatArray;
+  lnfStats: NormStats;
   /** [rows, vocab]: row `logitRow[t]` scores the token that follows token t on its path. */
   logits: FloatArray;
   /** Token t's row of `logits` (and of `xOut`, `lnf`), -1 where the pass made none. */
@@ -88,20 +87,18 @@ export function forwardLayout(w: ModelWeights, shape: ModelShape, layout: Attent
     const a: LayerActivations = {
       xIn: x,
       ln1: allocLike(like, T * D),
-      ln1Mean: allocLike(like, T),
-      ln1Rstd: allocLike(like, T),
+      ln1Stats: allocNormStats(like, T),
       qkv: allocLike(like, T * 3 * D),
       probs: allocLike(like, H * P),
       att: allocLike(like, n * D),
       x1: allocLike(like, n * D),
       ln2: allocLike(like, n * D),
-      ln2Mean: allocLike(like, n),
-      ln2Rstd: allocLike(like, n),
+      ln2Stats: allocNormStats(like, n),
       hPre: allocLike(like, n * M),
       hAct: allocLike(like, n * M),
       rows,
     };
-    layerNormForward(a.ln1, a.ln1Mean, a.ln1Rstd, x, lw.ln1g, lw.ln1b, T, D);
+    layerNormForward(a.ln1, a.ln1Stats, x, { g: lw.ln1g, b: lw.ln1b }, T, D);
     linearForward(a.qkv, a.ln1, lw.wqkv, lw.bqkv, T, D, 3 * D);
     let residual = x;
     if (rows) {
@@ -115,7 +112,7 @@ export function forwardLayout(w: ModelWeights, shape: ModelShape, layout: Attent
     }
     linearForward(a.x1, a.att, lw.wo, lw.bo, n, D, D);
     for (let i = 0; i < n * D; i++) a.x1[i]! += residual[i]!;
-    layerNormForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.x1, lw.ln2g, lw.ln2b, n, D);
+    layerNormForward(a.ln2, a.ln2Stats, a.x1, { g: lw.ln2g, b: lw.ln2b }, n, D);
     linearForward(a.hPre, a.ln2, lw.w1, lw.b1, n, D, M);
     geluForward(a.hAct, a.hPre, n * M);
     const x2 = allocLike(like, n * D);
@@ -125,16 +122,15 @@ export function forwardLayout(w: ModelWeights, shape: ModelShape, layout: Attent
     x = x2;
   }
   const lnf = allocLike(like, n * D);
-  const lnfMean = allocLike(like, n);
-  const lnfRstd = allocLike(like, n);
-  layerNormForward(lnf, lnfMean, lnfRstd, x, w.lnfg, w.lnfb, n, D);
+  const lnfStats = allocNormStats(like, n);
+  layerNormForward(lnf, lnfStats, x, { g: w.lnfg, b: w.lnfb }, n, D);
   const logits = allocLike(like, n * V);
   linearForward(logits, lnf, w.out, null, n, D, V);
   const tail = layers.at(-1)?.rows ?? null;
   const logitRow = new Int32Array(T).fill(-1);
   if (tail) tail.forEach((t, r) => (logitRow[t] = r));
   else for (let t = 0; t < T; t++) logitRow[t] = t;
-  return { ids, length: T, layout, layers, xOut: x, lnf, lnfMean, lnfRstd, logits, logitRow };
+  return { ids, length: T, layout, layers, xOut: x, lnf, lnfStats, logits, logitRow };
 }
 
 /** out[r] = src[rows[r]] for rows of n entries. */
@@ -194,7 +190,7 @@ export function backwardSequence(
   linearBackward(dLnf, g.out, null, dLogits, pass.lnf, wT.out, R, D, V, dyT, xT);
   // dx: gradient w.r.t. the residual stream at the current depth (the tail's rows until its attention).
   let dx = allocLike(like, R * D);
-  layerNormBackward(dx, g.lnfg, g.lnfb, dLnf, pass.xOut, pass.lnfMean, pass.lnfRstd, w.lnfg, R, D);
+  layerNormBackward(dx, { g: g.lnfg, b: g.lnfb }, dLnf, pass.xOut, pass.lnfStats, w.lnfg, R, D);
   const dh = allocLike(like, T * M);
   const dTmp = allocLike(like, T * D);
   const dqkv = allocLike(like, T * 3 * D);
@@ -208,7 +204,7 @@ export function backwardSequence(
     linearBackward(dh, lg.w2, lg.b2, dx, a.hAct, lt.w2, n, M, D, dyT, xT);
     geluBackward(dh, a.hPre, n * M);
     linearBackward(dTmp, lg.w1, lg.b1, dh, a.ln2, lt.w1, n, D, M, dyT, xT);
-    layerNormBackward(dx, lg.ln2g, lg.ln2b, dTmp, a.x1, a.ln2Mean, a.ln2Rstd, lw.ln2g, n, D);
+    layerNormBackward(dx, { g: lg.ln2g, b: lg.ln2b }, dTmp, a.x1, a.ln2Stats, lw.ln2g, n, D);
     // Attention: x1 = xIn + Wo attn(Wqkv ln1(xIn)).
     linearBackward(dTmp, lg.wo, lg.bo, dx, a.att, lt.wo, n, D, D, dyT, xT);
     if (a.rows) {
@@ -223,7 +219,7 @@ export function backwardSequence(
       attentionBackward(dqkv, dTmp, a.probs, a.qkv, pass.layout, D, H);
     }
     linearBackward(dTmp, lg.wqkv, lg.bqkv, dqkv, a.ln1, lt.wqkv, T, D, 3 * D, dyT, xT);
-    layerNormBackward(dx, lg.ln1g, lg.ln1b, dTmp, a.xIn, a.ln1Mean, a.ln1Rstd, lw.ln1g, T, D);
+    layerNormBackward(dx, { g: lg.ln1g, b: lg.ln1b }, dTmp, a.xIn, a.ln1Stats, lw.ln1g, T, D);
   }
   for (let t = 0; t < T; t++) {
     const eo = pass.ids[t]! * D;
