@@ -166,5 +166,6 @@ export async function completeWithFrozen(call: FrozenCall, sink?: CompletionSink
   }
   const prompt = upstream.usage?.prompt_tokens ?? 0;
   const completion = upstream.usage?.completion_tokens ?? 0;
-  return { ...head, choices, usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } };
+  const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  return { id: head.id, created: head.created, model: head.model, version: head.version, choices, usage };
 }

@@ -29,9 +29,29 @@ export type CompletionMeta = Pick<Completion, "id" | "created" | "model" | "vers
 /** The `system_fingerprint` of a completion: the policy version that made it. */
 export const systemFingerprint = (version: number): string => `agentjet-v${version}`;
 
+/** The fields every completion object and stream chunk starts with. */
+export interface CompletionHead<O extends string = string> {
+  id: string;
+  object: O;
+  created: number;
+  model: string;
+  system_fingerprint: string;
+}
+
 /** The fields every completion object and stream chunk starts with; `object` names which (`chat.completion`, `text_completion`, ...). */
-export function completionHead<O extends string>(meta: CompletionMeta, object: O) {
+export function completionHead<O extends string>(meta: CompletionMeta, object: O): CompletionHead<O> {
   return { id: meta.id, object, created: meta.created, model: meta.model, system_fingerprint: systemFingerprint(meta.version) };
+}
+
+/**
+ * A stream chunk: the head's fields, `choices`, then `usage` unless it is undefined, in that order. One
+ * literal, not `{ ...head, choices }`: a spread followed by more properties took V8's slow path, about
+ * 2 us a token.
+ */
+export function completionChunk(head: CompletionHead, choices: unknown[], usage?: unknown): Record<string, unknown> {
+  const chunk: Record<string, unknown> = { id: head.id, object: head.object, created: head.created, model: head.model, system_fingerprint: head.system_fingerprint, choices };
+  if (usage !== undefined) chunk.usage = usage;
+  return chunk;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type Completion, type CompletionSink, completionHead } from "./completion.ts";
+import { type Completion, completionChunk, type CompletionHead, type CompletionSink, completionHead } from "./completion.ts";
 import type { GenerationRequest } from "./generation-request.ts";
 import type { CompletionRequest } from "./schemas.ts";
 import type { SseWriter } from "./sse-writer.ts";
@@ -53,9 +53,9 @@ export function toTextCompletion(c: Completion) {
 
 /** Streams a legacy completion: text deltas as they are made, then the finish reason, optional usage, `[DONE]`. */
 export function createTextStream(sse: SseWriter, includeUsage: boolean): CompletionSink & { finish(c: Completion): void } {
-  let head: Record<string, unknown> = {};
-  const chunk = (index: number, text: string, extra: Record<string, unknown> = {}) =>
-    sse.send({ ...head, choices: [{ index, text, logprobs: null, finish_reason: null, ...extra }] });
+  let head: CompletionHead | null = null;
+  const chunk = (index: number, text: string, finishReason: string | null = null, logprobs: unknown = null) =>
+    sse.send(completionChunk(head!, [{ index, text, logprobs, finish_reason: finishReason }]));
   return {
     start(meta) {
       head = completionHead(meta, "text_completion");
@@ -65,8 +65,8 @@ export function createTextStream(sse: SseWriter, includeUsage: boolean): Complet
     },
     reasoning() {},
     finish(c) {
-      for (const ch of c.choices) chunk(ch.index, "", { finish_reason: ch.finishReason, logprobs: legacyLogprobs(ch) });
-      if (includeUsage) sse.send({ ...head, choices: [], usage: c.usage });
+      for (const ch of c.choices) chunk(ch.index, "", ch.finishReason, legacyLogprobs(ch));
+      if (includeUsage) sse.send(completionChunk(head!, [], c.usage));
       sse.send("[DONE]");
       sse.end();
     },

@@ -1,4 +1,4 @@
-import { type Completion, type CompletionChoice, type CompletionSink, completionHead, systemFingerprint } from "./completion.ts";
+import { type Completion, type CompletionChoice, completionChunk, type CompletionHead, type CompletionSink, completionHead, systemFingerprint } from "./completion.ts";
 import type { SseWriter } from "./sse-writer.ts";
 
 /**
@@ -33,9 +33,9 @@ function choiceJson(ch: CompletionChoice): string {
  * of all its tokens), optional usage, and `[DONE]`.
  */
 export function createChatStream(sse: SseWriter, n: number, includeUsage: boolean): CompletionSink & { finish(c: Completion): void } {
-  let head: Record<string, unknown> = {};
-  const chunk = (index: number, delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    sse.send({ ...head, choices: [{ index, delta, logprobs: null, finish_reason: null, ...extra }], ...(includeUsage ? { usage: null } : {}) });
+  let head: CompletionHead | null = null;
+  const chunk = (index: number, delta: Record<string, unknown>, finishReason: string | null = null, logprobs: unknown = null) =>
+    sse.send(completionChunk(head!, [{ index, delta, logprobs, finish_reason: finishReason }], includeUsage ? null : undefined));
   return {
     start(meta) {
       head = completionHead(meta, "chat.completion.chunk");
@@ -50,9 +50,9 @@ export function createChatStream(sse: SseWriter, n: number, includeUsage: boolea
     finish(c) {
       for (const ch of c.choices) {
         if (ch.toolCalls.length > 0) chunk(ch.index, { tool_calls: ch.toolCalls.map((t, index) => ({ index, ...t })) });
-        chunk(ch.index, {}, { finish_reason: ch.finishReason, ...(ch.logprobs ? { logprobs: { content: ch.logprobs, refusal: null } } : {}) });
+        chunk(ch.index, {}, ch.finishReason, ch.logprobs ? { content: ch.logprobs, refusal: null } : null);
       }
-      if (includeUsage) sse.send({ ...head, choices: [], usage: c.usage });
+      if (includeUsage) sse.send(completionChunk(head!, [], c.usage));
       sse.send("[DONE]");
       sse.end();
     },

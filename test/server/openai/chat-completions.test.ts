@@ -32,6 +32,9 @@ describe("POST /v1/chat/completions", () => {
     expect(body.usage).toEqual({ prompt_tokens: engine.prompts[0]!.length, completion_tokens: 7, total_tokens: engine.prompts[0]!.length + 7 });
     expect(body.choices[0].logprobs.content.map((t: { token: string }) => t.token).join("")).toBe("Hello!");
     expect(body.choices[0].logprobs.content[0].top_logprobs).toHaveLength(2);
+    // OpenAI's key order, in the text as written
+    expect(Object.keys(body.choices[0].logprobs.content[0])).toEqual(["token", "logprob", "bytes", "top_logprobs"]);
+    expect(Object.keys(body.choices[0].logprobs.content[0].top_logprobs[0])).toEqual(["token", "logprob", "bytes"]);
     const [call] = store.tracker.callsOf("e1");
     expect(call).toMatchObject({ agentId: "solver", policy: "main", seq: 0, outputText: "Hello!", finishReason: "stop", version: 0 });
     expect(call!.outputIds).toEqual(tok.encode("Hello!<|im_end|>"));

@@ -1,7 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Completion, CompletionChoice } from "../../../server/openai/completion.ts";
-import { toResponseJson } from "../../../server/openai/render-completion.ts";
+import { type Completion, type CompletionChoice, type CompletionSink, completionHead } from "../../../server/openai/completion.ts";
+import { createTextStream } from "../../../server/openai/legacy-completions.ts";
+import { createChatStream, toResponseJson } from "../../../server/openai/render-completion.ts";
+import type { SseWriter } from "../../../server/openai/sse-writer.ts";
 import type { ChatCompletionResponse } from "../../../server/openai/schemas.ts";
 
 /** The answer as an object, as the route built it before it wrote the JSON itself. */
@@ -49,6 +51,79 @@ describe("toResponseJson", () => {
         expect(toResponseJson(c)).toBe(JSON.stringify(responseObject(c)));
       }),
       { numRuns: 500 },
+    );
+  });
+});
+
+/** An SSE writer that keeps each event's data as the real one writes it. */
+function recordingSse(): { sse: SseWriter; events: string[] } {
+  const events: string[] = [];
+  const sse = { send: (data: unknown) => void events.push(typeof data === "string" ? data : JSON.stringify(data)), end: () => {} };
+  return { sse: sse as unknown as SseWriter, events };
+}
+
+/** The chat stream's chunks as it built them before (spreads of the head and of each choice's extra fields). */
+function chatChunksBefore(c: Completion, includeUsage: boolean, deltas: string[]): string[] {
+  const head = completionHead(c, "chat.completion.chunk");
+  const out: string[] = [];
+  const chunk = (index: number, delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    out.push(JSON.stringify({ ...head, choices: [{ index, delta, logprobs: null, finish_reason: null, ...extra }], ...(includeUsage ? { usage: null } : {}) }));
+  for (let i = 0; i < c.choices.length; i++) chunk(i, { role: "assistant", content: "" });
+  for (const d of deltas) {
+    chunk(0, { content: d });
+    chunk(0, { reasoning_content: d });
+  }
+  for (const ch of c.choices) {
+    if (ch.toolCalls.length > 0) chunk(ch.index, { tool_calls: ch.toolCalls.map((t, index) => ({ index, ...t })) });
+    chunk(ch.index, {}, { finish_reason: ch.finishReason, ...(ch.logprobs ? { logprobs: { content: ch.logprobs, refusal: null } } : {}) });
+  }
+  if (includeUsage) out.push(JSON.stringify({ ...head, choices: [], usage: c.usage }));
+  out.push("[DONE]");
+  return out;
+}
+
+/** Drives a stream's sink as a completion would: start, deltas for choice 0, finish. */
+function drive(stream: CompletionSink & { finish(c: Completion): void }, c: Completion, deltas: string[]): void {
+  stream.start(c);
+  for (const d of deltas) {
+    stream.content(0, d, null);
+    stream.reasoning(0, d);
+  }
+  stream.finish(c);
+}
+
+describe("createChatStream", () => {
+  it("writes the chunks the head and choice spreads made, key for key", () => {
+    fc.assert(
+      fc.property(completion, fc.boolean(), fc.array(text, { maxLength: 3 }), (c, includeUsage, deltas) => {
+        const { sse, events } = recordingSse();
+        drive(createChatStream(sse, c.choices.length, includeUsage), c, deltas);
+        expect(events).toEqual(chatChunksBefore(c, includeUsage, deltas));
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe("createTextStream", () => {
+  it("writes the chunks the head and choice spreads made, key for key", () => {
+    fc.assert(
+      fc.property(completion, fc.boolean(), fc.array(text, { maxLength: 3 }), (c, includeUsage, deltas) => {
+        const { sse, events } = recordingSse();
+        drive(createTextStream(sse, includeUsage), c, deltas);
+        const head = completionHead(c, "text_completion");
+        const before: string[] = deltas.map((d) => JSON.stringify({ ...head, choices: [{ index: 0, text: d, logprobs: null, finish_reason: null }] }));
+        for (const ch of c.choices) {
+          // the legacy log-probs are the stream's own (legacyLogprobs, unchanged); the chunk around them is what is checked
+          const written = JSON.parse(events[before.length]!) as { choices: Array<{ logprobs: unknown }> };
+          const extra: Record<string, unknown> = { finish_reason: ch.finishReason, logprobs: written.choices[0]!.logprobs };
+          before.push(JSON.stringify({ ...head, choices: [{ index: ch.index, text: "", logprobs: null, finish_reason: null, ...extra }] }));
+        }
+        if (includeUsage) before.push(JSON.stringify({ ...head, choices: [], usage: c.usage }));
+        before.push("[DONE]");
+        expect(events).toEqual(before);
+      }),
+      { numRuns: 200 },
     );
   });
 });
