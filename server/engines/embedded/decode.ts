@@ -1,4 +1,4 @@
-import { dot, geluForward, layerNormForward, linearForward } from "./kernels.ts";
+import { allocNormStats, dot, geluForward, layerNormForward, linearForward, type NormStats } from "./kernels.ts";
 import type { ModelShape, ModelWeights } from "./layout.ts";
 
 /**
@@ -30,7 +30,7 @@ export class DecodeScratch {
   readonly x: Float32Array;
   readonly ln: Float32Array;
   /** Each row's layer-norm mean and 1/std. */
-  readonly stats: { mean: Float32Array; rstd: Float32Array };
+  readonly stats: NormStats;
   readonly qkv: Float32Array;
   readonly att: Float32Array;
   readonly proj: Float32Array;
@@ -43,7 +43,7 @@ export class DecodeScratch {
     const { dim: D, mlpDim: M, context: C } = shape;
     this.x = new Float32Array(C * D);
     this.ln = new Float32Array(C * D);
-    this.stats = { mean: new Float32Array(C), rstd: new Float32Array(C) };
+    this.stats = allocNormStats(this.x, C);
     this.qkv = new Float32Array(C * 3 * D);
     this.att = new Float32Array(C * D);
     this.proj = new Float32Array(C * D);
