@@ -4,7 +4,7 @@ import type { EpisodeStore } from "../episodes/episode-store.ts";
 import { callSamplingSeed } from "../episodes/sampling-seed.ts";
 import type { PromptSegment, RenderedPrompt, Tokenizer } from "../tokenizers/tokenizer.ts";
 import { newCallId } from "./call-id.ts";
-import type { Completion, CompletionChoice, CompletionSink, FinishReason } from "./completion.ts";
+import type { Completion, CompletionChoice, CompletionMeta, CompletionSink, FinishReason } from "./completion.ts";
 import { constrainDecoding, type DecodingConstraint } from "./constrain-decoding.ts";
 import { conflict, HttpError } from "./errors.ts";
 import { type ChoiceOutput, finishChoice } from "./finish-choice.ts";
@@ -64,7 +64,7 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
 
   const base = samplingParams(call, room, constraint);
   const ids = prompt.length <= JOIN_SLICE ? joinIds(prompt) : await joinIdsSliced(prompt);
-  sink?.start({ id: head.id, created: head.created, model: head.model, version: policy.engine.version() });
+  sink?.start(metaOf(head, policy.engine.version()));
   if (request.n === 1) {
     const out = await generateChoice(call, ids, base, constraint, 0, sink);
     recordCall(call, prompt, out, callId, clock);
@@ -75,6 +75,11 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
   outputs.forEach((o, i) => recordCall(call, prompt, o, i === 0 ? callId : newCallId(clock.startedAt), clock));
   const completionTokens = outputs.reduce((n, o) => n + o.outputIds.length, 0);
   return toCompletion(head, outputs[0]!.version, outputs.map((o) => o.choice), completionTokens, prompt);
+}
+
+/** The head with the version that made the completion, as one literal (a spread of `head` would take V8's slow path on every call). */
+function metaOf(head: Head, version: number): CompletionMeta {
+  return { id: head.id, created: head.created, model: head.model, version };
 }
 
 /** The completion as one literal (a spread of `head` would take V8's slow path on every call). */
@@ -155,7 +160,7 @@ function overflowed(call: PolicyCall, prompt: Prompt, head: Head, callId: string
   }
   const version = engine.version();
   recordCall(call, prompt, { outputIds: [], logprobs: [], outputText: "", finishReason: "overflow", version }, callId, clock);
-  sink?.start({ id: head.id, created: head.created, model: head.model, version });
+  sink?.start(metaOf(head, version));
   const choices = Array.from({ length: call.request.n }, (_, index): CompletionChoice => ({
     index,
     content: "",
