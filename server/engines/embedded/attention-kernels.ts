@@ -115,17 +115,11 @@ export function backValues4(bw: BackwardArrays, blk: QueryBlock, j: number, a: n
   let m0 = sums[0]!, m1 = sums[1]!, m2 = sums[2]!, m3 = sums[3]!;
   for (let key = a; key < b; key++) {
     const vs = key * S + vo;
-    const p0 = probs[e0++]!;
-    const p1 = probs[e1++]!;
-    const p2 = probs[e2++]!;
-    const p3 = probs[e3++]!;
+    const p0 = probs[e0++]!, p1 = probs[e1++]!, p2 = probs[e2++]!, p3 = probs[e3++]!;
     let x0 = 0, x1 = 0, x2 = 0, x3 = 0;
     for (let i = 0; i < hd; i++) {
       const v = qkv[vs + i]!;
-      const g0 = dOut[o0 + i]!;
-      const g1 = dOut[o1 + i]!;
-      const g2 = dOut[o2 + i]!;
-      const g3 = dOut[o3 + i]!;
+      const g0 = dOut[o0 + i]!, g1 = dOut[o1 + i]!, g2 = dOut[o2 + i]!, g3 = dOut[o3 + i]!;
       dqkv[vs + i]! += p0 * g0 + p1 * g1 + p2 * g2 + p3 * g3;
       x0 += g0 * v;
       x1 += g1 * v;
@@ -179,11 +173,11 @@ export function backKeys4(bw: BackwardArrays, blk: QueryBlock, j: number, a: num
     const ks = key * S + ko;
     for (let i = 0; i < hd; i++) {
       const k = qkv[ks + i]!;
+      dqkv[ks + i]! += s0 * qkv[q0 + i]! + s1 * qkv[q1 + i]! + s2 * qkv[q2 + i]! + s3 * qkv[q3 + i]!;
       dqkv[q0 + i]! += s0 * k;
       dqkv[q1 + i]! += s1 * k;
       dqkv[q2 + i]! += s2 * k;
       dqkv[q3 + i]! += s3 * k;
-      dqkv[ks + i]! += s0 * qkv[q0 + i]! + s1 * qkv[q1 + i]! + s2 * qkv[q2 + i]! + s3 * qkv[q3 + i]!;
     }
   }
 }
