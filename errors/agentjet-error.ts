@@ -8,7 +8,7 @@ export interface AgentJetErrorOptions {
 }
 
 /**
- * The root of every coded error. `code` is a stable `AJ_ERR_...` listed in `codes.ts` (a test checks);
+ * The root of every coded error. `code` is a stable `AJ_ERR_...` listed in `codes.json` (a test checks);
  * tests and callers branch on it, never on the message.
  */
 export class AgentJetError extends Error {

@@ -1,4 +1,4 @@
-/** Exit codes of every `agentjet` command. A code's row in `codes.ts` says which one it exits with. */
+/** Exit codes of every `agentjet` command. A code's row in `codes.json` says which one it exits with. */
 export const EXIT = {
   ok: 0,
   failure: 1,

@@ -6,7 +6,7 @@ export function renderErrorDocs(): string {
   const lines = [
     "# Error codes",
     "",
-    "<!-- Generated from errors/codes.ts by `agentjet config errors --out docs/errors.md`; do not edit. -->",
+    "<!-- Generated from errors/codes.json by `agentjet config errors --out docs/errors.md`; do not edit. -->",
     "",
     "Every error agentjet throws, answers or sends carries a stable `code`. HTTP errors answer in OpenAI's",
     "shape, `{ \"error\": { \"message\", \"type\", \"code\", \"param\" } }`; a command that fails prints the code",

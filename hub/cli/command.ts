@@ -16,7 +16,7 @@ export interface Command {
 
 /**
  * Exit codes shared by every command, and the exit code of an error's `code`, from the one table
- * (errors/codes.ts, docs/errors.md): every command maps a coded error to its exit code with `exitCodeFor`.
+ * (errors/codes.json, docs/errors.md): every command maps a coded error to its exit code with `exitCodeFor`.
  */
 export { EXIT, exitCodeFor } from "../../errors/index.ts";
 

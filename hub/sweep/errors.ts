@@ -1,6 +1,6 @@
 import { AgentJetError, withCode } from "../../errors/index.ts";
 
-/** Errors of `agentjet sweep`. A run that fails is an outcome recorded in campaign.json, never one of these; each code's exit code is in errors/codes.ts. */
+/** Errors of `agentjet sweep`. A run that fails is an outcome recorded in campaign.json, never one of these; each code's exit code is in errors/codes.json. */
 export class SweepError extends AgentJetError {}
 
 /** The sweep file is not YAML, or does not match the sweep schema. */

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { parseErrorGroups } from "../../errors/codes.ts";
 import { AgentJetError, ERROR_CODES, ERROR_GROUPS, exitCodeFor, EXIT, renderErrorDocs } from "../../errors/index.ts";
 
 const REPO = join(import.meta.dirname, "..", "..");
@@ -16,7 +17,7 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-describe("error codes (errors/codes.ts)", () => {
+describe("error codes (errors/codes.json)", () => {
   it("docs/errors.md is what `agentjet config errors` prints (regenerate: agentjet config errors --out docs/errors.md)", () => {
     expect(readFileSync(join(REPO, "docs", "errors.md"), "utf8")).toBe(renderErrorDocs());
   });
@@ -50,6 +51,20 @@ describe("error codes (errors/codes.ts)", () => {
       expect(code).toMatch(/^AJ_ERR_[A-Z0-9_]+$/);
       expect(info.meaning, code).toMatch(/\S/);
     }
+  });
+
+  it("refuses a malformed registry file at load: unknown field or exit name, bad status, a code twice", () => {
+    const registry = (...rows: object[]) => ({ groups: [{ title: "T", codes: [{ code: "AJ_ERR_A", meaning: "a" }, ...rows] }] });
+    expect(parseErrorGroups(registry({ code: "AJ_ERR_B", exit: "usage", http: 404, meaning: "b" }))).toEqual([
+      { title: "T", codes: { AJ_ERR_A: { meaning: "a" }, AJ_ERR_B: { meaning: "b", http: 404, exit: EXIT.usage } } },
+    ]);
+    expect(() => parseErrorGroups(registry({ code: "AJ_ERR_B", exit: "usge", meaning: "b" }))).toThrow(/exit usge is not one of/);
+    expect(() => parseErrorGroups(registry({ code: "AJ_ERR_B", exit: "ok", meaning: "b" }))).toThrow(/exit ok/);
+    expect(() => parseErrorGroups(registry({ code: "AJ_ERR_B", http: 200, meaning: "b" }))).toThrow(/http 200/);
+    expect(() => parseErrorGroups(registry({ code: "AJ_ERR_B", htpp: 404, meaning: "b" }))).toThrow(/unknown field htpp/);
+    expect(() => parseErrorGroups(registry({ code: "AJ_ERR_A", meaning: "again" }))).toThrow(/AJ_ERR_A is registered twice/);
+    expect(() => parseErrorGroups(registry({ code: "AJ_ERR_B", meaning: " " }))).toThrow(/AJ_ERR_B has no meaning/);
+    expect(() => parseErrorGroups(registry({ code: "ERR_B", meaning: "b" }))).toThrow(/a code AJ_ERR_/);
   });
 
   it("gives an error its registered HTTP status and exit code", () => {
