@@ -1,6 +1,16 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+
 /**
- * The verifier's case table: (gold, model response, expected) with the reason for each. Integer cases
- * are AIME-style; `math` cases exercise the general equivalence mode.
+ * The verifier's case tables, kept as data in `fixtures/`: (gold, model response, expected) with the reason
+ * for each.
+ * - `verifier-cases.json`: integer cases (AIME-style) by what they exercise (plain boxes, leading zeros,
+ *   bold lines, hedges, thinking parts, junk ...), then `math` cases of the general equivalence mode.
+ * - `verifier-cases-by-cause.json`: the cases grouped by cause (the gaps of issue 21). Each right-answer
+ *   pattern comes with a wrong-answer counterpart written the same way (a `right`/`wrong` row), so a
+ *   reading that accepts too much fails here.
+ * A row is checked as it is read: a malformed one throws, naming its file and place.
  */
 export interface VerifierCase {
   gold: string;
@@ -12,188 +22,107 @@ export interface VerifierCase {
   flag?: string;
 }
 
-const B = (s: string): string => `Therefore the answer is $\\boxed{${s}}$.`;
+export interface CaseGroup {
+  cause: string;
+  cases: VerifierCase[];
+}
 
-export const INTEGER_CASES: VerifierCase[] = [
-  // Plain boxes.
-  { gold: "33", response: B("33"), expected: true, why: "plain boxed integer" },
-  { gold: "33", response: B("34"), expected: false, why: "plain boxed wrong integer" },
-  { gold: "0", response: B("0"), expected: true, why: "zero is a valid AIME answer" },
-  { gold: "0", response: B("000"), expected: true, why: "000 is how the answer sheet prints zero" },
-  { gold: "999", response: B("999"), expected: true, why: "the largest AIME answer" },
-  { gold: "5", response: "\\boxed{5}", expected: true, why: "a bare box with no prose" },
-  { gold: "5", response: "\\boxed 5", expected: true, why: "brace-less \\boxed 5 form" },
-  { gold: "5", response: "\\fbox{5}", expected: true, why: "\\fbox counts like \\boxed" },
-  { gold: "5", response: "\\boxed{ 5 }", expected: true, why: "spaces inside the box" },
-  { gold: "5", response: "\\boxed{{5}}", expected: true, why: "doubled braces inside the box" },
-  { gold: "12", response: "\\boxed{\\boxed{12}}", expected: true, why: "a box nested in a box" },
-  // Leading zeros: exact string match graders fail these (033 vs 33).
-  { gold: "33", response: B("033"), expected: true, why: "leading zero, the answer-sheet format (exact match fails it)" },
-  { gold: "7", response: B("007"), expected: true, why: "two leading zeros" },
-  { gold: "033", response: B("33"), expected: true, why: "leading zero on the gold side" },
-  { gold: "70", response: B("7"), expected: false, why: "zeros are only ignored when leading" },
-  { gold: "7", response: B("70"), expected: false, why: "a trailing zero changes the value" },
-  // Math delimiters and text wrappers.
-  { gold: "25", response: "The answer is $25$, so \\boxed{$25$}", expected: true, why: "dollar signs inside the box" },
-  { gold: "25", response: "\\[\\boxed{25}\\]", expected: true, why: "display math around the box" },
-  { gold: "25", response: "\\(\\boxed{25}\\)", expected: true, why: "inline \\( \\) math around the box" },
-  { gold: "25", response: "$$\\boxed{25}$$", expected: true, why: "$$ display math" },
-  { gold: "25", response: "\\boxed{\\text{25}}", expected: true, why: "\\text around the number" },
-  { gold: "25", response: "\\boxed{\\textbf{25}}", expected: true, why: "\\textbf around the number" },
-  { gold: "25", response: "\\boxed{\\mathbf{25}}", expected: true, why: "\\mathbf around the number" },
-  { gold: "25", response: "\\boxed{\\mathrm{25}}", expected: true, why: "\\mathrm around the number" },
-  { gold: "25", response: "\\boxed{\\displaystyle 25}", expected: true, why: "\\displaystyle prefix" },
-  { gold: "204", response: "\\boxed{204 \\text{ minutes}}", expected: true, why: "units in \\text after the number" },
-  { gold: "204", response: "\\boxed{204\\text{ minutes}}", expected: true, why: "units glued to the number" },
-  { gold: "30", response: "\\boxed{30^\\circ}", expected: true, why: "a degree sign" },
-  { gold: "30", response: "\\boxed{30^{\\circ}}", expected: true, why: "a braced degree sign" },
-  { gold: "30", response: "\\boxed{30\\%}", expected: true, why: "a percent sign" },
-  { gold: "30", response: "\\boxed{\\$30}", expected: true, why: "a dollar amount" },
-  { gold: "30", response: "\\boxed{30.}", expected: true, why: "a period inside the box" },
-  { gold: "30", response: "\\boxed{30}.", expected: true, why: "a period after the box" },
-  { gold: "30", response: "\\boxed{\\, 30 \\,}", expected: true, why: "thin spaces" },
-  // Bold: `**73**` is parsed wrongly by some graders.
-  { gold: "73", response: "**Answer:** **73**", expected: true, why: "bold answer line (a known grader failure)" },
-  { gold: "73", response: "**Final Answer:** 73", expected: true, why: "bold label, plain value" },
-  { gold: "73", response: "Final answer: **73**", expected: true, why: "plain label, bold value" },
-  { gold: "73", response: "**Answer: 73**", expected: true, why: "the whole line bold" },
-  { gold: "73", response: "The answer is \\boxed{**73**}", expected: true, why: "markdown bold inside the box" },
-  { gold: "73", response: "**73**", expected: true, why: "a bold number alone is the final expression (a known grader failure)" },
-  // Exact integers written as arithmetic.
-  { gold: "42", response: B("\\frac{84}{2}"), expected: true, why: "a fraction that is an exact integer" },
-  { gold: "42", response: B("\\dfrac{84}{2}"), expected: true, why: "a \\dfrac fraction" },
-  { gold: "42", response: B("\\tfrac{84}{2}"), expected: true, why: "a \\tfrac fraction" },
-  { gold: "42", response: B("84/2"), expected: true, why: "a slash fraction" },
-  { gold: "42", response: B("\\frac{85}{2}"), expected: false, why: "a fraction that is not the integer" },
-  { gold: "42", response: B("42.0"), expected: true, why: "a decimal that is an exact integer" },
-  { gold: "42", response: B("42.00"), expected: true, why: "two zero decimals" },
-  { gold: "42", response: B("42.5"), expected: false, why: "a non-integer decimal" },
-  { gold: "42", response: B("41.999"), expected: false, why: "close is not equal for exact answers" },
-  { gold: "64", response: B("2^6"), expected: true, why: "a power of two" },
-  { gold: "64", response: B("2^{6}"), expected: true, why: "a braced power" },
-  { gold: "64", response: B("8 \\cdot 8"), expected: true, why: "\\cdot product" },
-  { gold: "64", response: B("8 \\times 8"), expected: true, why: "\\times product" },
-  { gold: "64", response: B("60+4"), expected: true, why: "a sum of integers" },
-  { gold: "64", response: B("(60+4)"), expected: true, why: "a parenthesised sum" },
-  { gold: "64", response: B("\\left(64\\right)"), expected: true, why: "\\left( \\right)" },
-  { gold: "64", response: B("128 \\div 2"), expected: true, why: "a \\div division" },
-  { gold: "64", response: B("1{,}064 - 1000"), expected: true, why: "a {,} thousands separator" },
-  { gold: "5", response: B("\\frac{10}{0}"), expected: false, why: "division by zero is no value", flag: "unparseable" },
-  // `x = value` forms.
-  { gold: "7", response: B("x = 7"), expected: true, why: "variable = value" },
-  { gold: "7", response: B("n=007"), expected: true, why: "variable = value with leading zeros" },
-  { gold: "7", response: B("m+n=7"), expected: true, why: "expression = value: the right side counts" },
-  { gold: "7", response: "So $x = \\boxed{7}$.", expected: true, why: "the box holds only the value" },
-  { gold: "7", response: B("x = 8"), expected: false, why: "variable = wrong value" },
-  // Repeated boxes: some graders concatenate them (840840).
-  { gold: "840", response: "\\boxed{840}\\boxed{840}", expected: true, why: "repeated identical boxes (concatenation bug gives 840840)" },
-  { gold: "840", response: "\\boxed{840} \\boxed{840}", expected: true, why: "repeated identical boxes, spaced" },
-  { gold: "840", response: "The answer is \\boxed{840}.\n\n**Final Answer**\n\\boxed{840}", expected: true, why: "answer repeated in a final-answer section" },
-  { gold: "840840", response: "\\boxed{840}\\boxed{840}", expected: false, why: "two boxes are never one concatenated number" },
-  { gold: "840", response: "\\boxed{840} or \\boxed{840}", expected: true, why: "a 'hedge' between equal values is no hedge" },
-  // Last box wins over earlier intermediate boxes.
-  { gold: "33", response: "First, $a = \\boxed{3}$.\n\nThen the answer is \\boxed{33}.", expected: true, why: "an earlier intermediate box, the last one is the answer" },
-  { gold: "3", response: "First, $a = \\boxed{3}$.\n\nThen the answer is \\boxed{33}.", expected: false, why: "the intermediate box is not the answer" },
-  { gold: "13", response: "I get \\boxed{12}.\n\nWait, I made an error. Recomputing, \\boxed{13}.", expected: true, why: "a self-correction: the last box counts" },
-  { gold: "12", response: "I get \\boxed{12}.\n\nWait, I made an error. Recomputing, \\boxed{13}.", expected: false, why: "the corrected-away box does not count" },
-  // Hedged answers with two different values are wrong.
-  { gold: "12", response: "\\boxed{12} or \\boxed{13}", expected: false, why: "two boxes joined by 'or'", flag: "hedged" },
-  { gold: "13", response: "\\boxed{12} or \\boxed{13}", expected: false, why: "a hedge is wrong even when one value is right", flag: "hedged" },
-  { gold: "12", response: "$\\boxed{12}$, $\\boxed{13}$", expected: false, why: "two boxes joined by a comma", flag: "hedged" },
-  { gold: "12", response: "\\boxed{12 \\text{ or } 13}", expected: false, why: "'or' inside one box", flag: "hedged" },
-  { gold: "12", response: "\\boxed{12, 13}", expected: false, why: "two values in one box", flag: "hedged" },
-  { gold: "12", response: "\\boxed{12 \\text{ and } 13}", expected: false, why: "'and' inside one box", flag: "hedged" },
-  { gold: "12", response: "\\boxed{\\pm 12}", expected: false, why: "plus-or-minus is two values", flag: "hedged" },
-  { gold: "12", response: "\\boxed{12}\\quad\\boxed{13}", expected: false, why: "two boxes side by side", flag: "hedged" },
-  { gold: "12", response: "Answer: 12 or 13", expected: false, why: "a hedged answer line", flag: "hedged" },
-  { gold: "12", response: "\\boxed{12 \\text{ or } 012}", expected: true, why: "both alternatives are the same value" },
-  // Thinking part versus final part: the final part wins.
-  { gold: "5", response: "<think>maybe \\boxed{4}</think>The answer is \\boxed{5}.", expected: true, why: "the final part overrides the thinking" },
-  { gold: "4", response: "<think>maybe \\boxed{4}</think>The answer is \\boxed{5}.", expected: false, why: "a box in the thinking does not override the final part" },
-  { gold: "5", response: "<think>I think it is 4. Answer: 4</think>\nAnswer: 5", expected: true, why: "answer lines: final part first" },
-  { gold: "5", response: "<think>so \\boxed{5}</think>I could not finish.", expected: true, why: "no answer in the final part: the thinking's is taken, flagged", flag: "answer-from-thinking" },
-  { gold: "5", response: "<think>long reasoning ... \\boxed{5}", expected: true, why: "cut off mid-thinking: the thinking's box, flagged", flag: "unclosed-thinking" },
-  { gold: "5", response: "<think>long reasoning with no answer", expected: false, why: "cut off with no answer at all", flag: "no-answer" },
-  { gold: "5", response: "<think>\\boxed{4}</think><think>\\boxed{6}</think>\\boxed{5}", expected: true, why: "several thinking blocks: after the last close" },
-  // Answer lines, when there is no box.
-  { gold: "33", response: "Reasoning...\nAnswer: 33", expected: true, why: "a final Answer: line" },
-  { gold: "33", response: "Reasoning...\nAnswer: 033", expected: true, why: "answer line with a leading zero" },
-  { gold: "33", response: "Reasoning...\nAnswer: 33.", expected: true, why: "answer line with a trailing period" },
-  { gold: "33", response: "Reasoning...\nAnswer: $33$", expected: true, why: "answer line in math mode" },
-  { gold: "33", response: "Reasoning...\nanswer: 33", expected: true, why: "lower-case label" },
-  { gold: "33", response: "Reasoning...\nFinal Answer: The final answer is 33", expected: true, why: "the 'final answer is' phrasing" },
-  { gold: "33", response: "Reasoning...\nThe final answer is $33$. I hope it is correct.", expected: true, why: "Minerva-style closing line" },
-  { gold: "33", response: "Reasoning...\n### Answer: 33", expected: true, why: "a markdown heading label" },
-  { gold: "33", response: "Answer: 32\nWait, no.\nAnswer: 33", expected: true, why: "the last answer line counts" },
-  { gold: "32", response: "Answer: 32\nWait, no.\nAnswer: 33", expected: false, why: "an earlier answer line does not count" },
-  { gold: "33", response: "Answer: 33 minutes", expected: true, why: "units after the value" },
-  { gold: "33", response: "Answer: 33, which is the number of ways.", expected: true, why: "commentary after a comma is not a second value" },
-  { gold: "33", response: "Answer: \\text{33}", expected: true, why: "\\text in an answer line" },
-  { gold: "33", response: "Answer: 34", expected: false, why: "wrong answer line" },
-  { gold: "33", response: "Answer: thirty-three", expected: false, why: "words are no number", flag: "no-answer" },
-  { gold: "33", response: "The box is: \\boxed{33}\nAnswer: 34", expected: false, why: "a later answer line restates the final answer" },
-  // No answer at all or junk: 0 and flagged.
-  { gold: "33", response: "", expected: false, why: "empty response", flag: "no-answer" },
-  { gold: "33", response: "I think it is 33.", expected: true, why: "with no marker and no math, the last number of the prose" },
-  { gold: "33", response: "I think it is 34.", expected: false, why: "the last number of the prose, wrong" },
-  { gold: "33", response: "\\boxed{", expected: false, why: "unbalanced box", flag: "no-answer" },
-  { gold: "33", response: "\\boxed{33", expected: false, why: "a box cut off before its closing brace", flag: "no-answer" },
-  { gold: "33", response: "\\boxed{}", expected: false, why: "an empty box", flag: "unparseable" },
-  { gold: "33", response: "\\boxed{x}", expected: false, why: "a variable, not a number", flag: "unparseable" },
-  { gold: "33", response: "\\boxed{\\text{no solution}}", expected: false, why: "text, not a number", flag: "unparseable" },
-  { gold: "33", response: "\\boxedx{33}", expected: false, why: "another command that starts with 'boxed'", flag: "no-answer" },
-  { gold: "33", response: "\u0000}{ \\boxed{ \uD83D\uDE43 ", expected: false, why: "binary junk never throws" },
-  { gold: "33", response: "\\boxed{33}".repeat(2000), expected: true, why: "a very long repeated output" },
-  { gold: "33", response: "\\boxed{3\\}3}", expected: false, why: "an escaped brace inside the box" },
-  // Numeric look-alikes that must not match.
-  { gold: "33", response: B("3.3"), expected: false, why: "decimal point is not noise" },
-  { gold: "33", response: B("-33"), expected: false, why: "sign matters" },
-  { gold: "33", response: B("3 3"), expected: false, why: "two digits with a space are not one number", flag: "unparseable" },
-  { gold: "100", response: B("10^2"), expected: true, why: "10^2 is 100" },
-  { gold: "100", response: B("1e2"), expected: false, why: "e-notation is not taken as a number", flag: "unparseable" },
-  { gold: "33", response: B("\\sqrt{1089}"), expected: false, why: "radicals are not evaluated in integer mode", flag: "unparseable" },
-];
+const Mode = z.enum(["integer", "math"]);
+const Why = z.string().min(6);
+/** A response as text, or as pieces joined, `{ repeat, times }` standing for a long run of one string. */
+const Text = z.union([
+  z.string(),
+  z.array(z.union([z.string(), z.strictObject({ repeat: z.string().min(1), times: z.number().int().positive() })])).min(1),
+]);
+/** One case; `boxed: v` is the file's answer sentence around v, in place of a `response`. */
+const Single = z
+  .strictObject({
+    mode: Mode.optional(),
+    gold: z.string(),
+    response: Text.optional(),
+    boxed: z.string().optional(),
+    expected: z.boolean(),
+    why: Why,
+    flag: z.string().min(1).optional(),
+  })
+  .refine((c) => (c.response === undefined) !== (c.boxed === undefined), "a case has a response or a boxed value, not both");
+/** Two cases in one surface form: `right` accepted, `wrong` rejected; `reasoning` puts the file's paragraph before both. */
+const Pair = z.strictObject({ mode: Mode, gold: z.string(), reasoning: z.literal(true).optional(), right: z.string(), wrong: z.string(), why: Why });
+/** A section's rows, each checked by `expand` against the shape it is (a pair has `right`), so an error names that shape's fields. */
+const Rows = z.array(z.record(z.string(), z.unknown())).min(1);
+const Section = z.strictObject({ note: z.string().min(1), cases: Rows });
 
-export const MATH_CASES: VerifierCase[] = [
-  { mode: "math", gold: "\\frac{1}{2}", response: B("0.5"), expected: true, why: "fraction equals decimal" },
-  { mode: "math", gold: "\\frac{1}{2}", response: B("\\frac{2}{4}"), expected: true, why: "unreduced fraction" },
-  { mode: "math", gold: "\\frac{1}{2}", response: B("1/2"), expected: true, why: "slash fraction" },
-  { mode: "math", gold: "\\frac{1}{2}", response: B("\\dfrac12"), expected: true, why: "brace-less \\dfrac12" },
-  { mode: "math", gold: "\\frac{1}{3}", response: B("0.333"), expected: false, why: "a rounded decimal is not the fraction" },
-  { mode: "math", gold: "\\frac{1}{2004!}", response: B("\\frac{1}{2006!}"), expected: false, why: "tiny values are not equal just for being near 0 (known false positive)" },
-  { mode: "math", gold: "\\frac{1}{10!}", response: B("\\frac{1}{3628800}"), expected: true, why: "factorial evaluated exactly" },
-  { mode: "math", gold: "2\\sqrt{2}", response: B("\\sqrt{8}"), expected: true, why: "simplified radical" },
-  { mode: "math", gold: "2\\sqrt{2}", response: B("\\sqrt{2}\\cdot 2"), expected: true, why: "commuted product" },
-  { mode: "math", gold: "2\\sqrt{2}", response: B("2\\sqrt{3}"), expected: false, why: "a different radical" },
-  { mode: "math", gold: "\\frac{\\sqrt{3}}{2}", response: B("\\frac{1}{2}\\sqrt{3}"), expected: true, why: "radical over a number" },
-  { mode: "math", gold: "\\frac{\\sqrt{2}}{2}", response: B("\\frac{1}{\\sqrt{2}}"), expected: true, why: "rationalised denominator" },
-  { mode: "math", gold: "x^2-1", response: B("(x-1)(x+1)"), expected: true, why: "factored polynomial" },
-  { mode: "math", gold: "x^2-1", response: B("(x-1)^2"), expected: false, why: "a different polynomial" },
-  { mode: "math", gold: "2x+1", response: B("1+2x"), expected: true, why: "reordered sum" },
-  { mode: "math", gold: "\\pi", response: B("\\pi"), expected: true, why: "identical constant" },
-  { mode: "math", gold: "\\frac{\\pi}{2}", response: B("\\frac{1}{2}\\pi"), expected: true, why: "a multiple of pi" },
-  { mode: "math", gold: "3", response: B("x = 3"), expected: true, why: "a solved variable matches a bare gold value" },
-  { mode: "math", gold: "x = 3", response: B("x = 3"), expected: true, why: "identical equations" },
-  { mode: "math", gold: "x = 0", response: B("y^2 = 0"), expected: false, why: "different equations with both right sides 0 (known false positive)" },
-  { mode: "math", gold: "y = 2x+1", response: B("y = 1+2x"), expected: true, why: "equations with equal sides" },
-  { mode: "math", gold: "(1, 2)", response: B("(1,2)"), expected: true, why: "tuple, spacing" },
-  { mode: "math", gold: "(1, 2)", response: B("(2, 1)"), expected: false, why: "tuples are ordered" },
-  { mode: "math", gold: "(1, 2)", response: B("(1, 2, 3)"), expected: false, why: "tuples of different length" },
-  { mode: "math", gold: "(\\frac{1}{2}, 3)", response: B("(0.5, 3)"), expected: true, why: "tuple element-wise equivalence" },
-  { mode: "math", gold: "[0, 1)", response: B("[0,1)"), expected: true, why: "half-open interval" },
-  { mode: "math", gold: "[0, 1)", response: B("[0, 1]"), expected: false, why: "open versus closed end" },
-  { mode: "math", gold: "[0, 1)", response: B("(0, 1)"), expected: false, why: "closed versus open start" },
-  { mode: "math", gold: "(-\\infty, 2]", response: B("\\left(-\\infty, 2\\right]"), expected: true, why: "\\left/\\right around an infinite interval" },
-  { mode: "math", gold: "\\{1, 2\\}", response: B("\\{2, 1\\}"), expected: true, why: "sets are unordered" },
-  { mode: "math", gold: "\\{1, 2\\}", response: B("\\{1, 3\\}"), expected: false, why: "a different set" },
-  { mode: "math", gold: "1, 2", response: B("2, 1"), expected: true, why: "a bare list of solutions is unordered" },
-  { mode: "math", gold: "1, 2", response: B("1"), expected: false, why: "a missing solution" },
-  { mode: "math", gold: "3", response: B("3 \\text{ or } 4"), expected: false, why: "hedge with 'or'", flag: "hedged" },
-  { mode: "math", gold: "\\frac{1}{2}", response: B("\\frac{1}{2} \\text{ cm}"), expected: true, why: "a unit after the value is dropped in math mode too" },
-  { mode: "math", gold: "\\frac{1}{2}", response: B("\\frac{1}{3} \\text{ cm}"), expected: false, why: "a unit after a wrong value" },
-  { mode: "math", gold: "\\frac{1}{2}", response: B("\\frac{1"), expected: false, why: "broken LaTeX never throws" },
-  { mode: "math", gold: "2", response: B("\\sqrt{4}"), expected: true, why: "a radical that is an integer" },
-  { mode: "math", gold: "2^{10000}", response: B("2^{10001}"), expected: false, why: "huge powers are not expanded (time limit)" },
-  { mode: "math", gold: "-\\frac{1}{2}", response: B("\\frac{-1}{2}"), expected: true, why: "sign inside or outside the fraction" },
-  { mode: "math", gold: "\\frac{3}{4}", response: "Answer: 3/4", expected: true, why: "answer line in math mode" },
-];
+const TableFile = z.strictObject({
+  about: z.string(),
+  answerSentence: z.strictObject({ before: z.string(), after: z.string() }),
+  integer: z.array(Section).min(1),
+  math: z.array(Section).min(1),
+});
+const ByCauseFile = z.strictObject({
+  about: z.string(),
+  reasoning: z.string().min(1),
+  groups: z.array(z.strictObject({ cause: z.string().min(1), cases: Rows })).min(1),
+});
+
+function fixturePath(name: string): string {
+  return join(import.meta.dirname, "fixtures", name);
+}
+
+function check<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new Error(`${where} is malformed:\n${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+interface Wrapping {
+  answerSentence?: { before: string; after: string };
+  reasoning?: string;
+}
+
+/** A section's rows as cases; `where` names the file and section in an error. */
+function expand(rows: readonly Record<string, unknown>[], wrap: Wrapping, where: string): VerifierCase[] {
+  return rows.flatMap((raw, i): VerifierCase[] => {
+    const place = `${where}.cases[${i}]`;
+    if ("right" in raw) {
+      const row = check(Pair, raw, `${place} (a right/wrong pair)`);
+      const { mode, gold, why } = row;
+      const before = row.reasoning ? wrap.reasoning : "";
+      if (before === undefined) throw new Error(`"${why}": reasoning: true in a file without a reasoning paragraph`);
+      return [
+        { mode, gold, response: `${before}${row.right}`, expected: true, why },
+        { mode, gold, response: `${before}${row.wrong}`, expected: false, why: `${why} (wrong value)` },
+      ];
+    }
+    const row = check(Single, raw, `${place} (a case)`);
+    let response: string;
+    if (row.boxed !== undefined) {
+      if (wrap.answerSentence === undefined) throw new Error(`"${row.why}": a boxed row in a file without an answer sentence`);
+      response = `${wrap.answerSentence.before}${row.boxed}${wrap.answerSentence.after}`;
+    } else {
+      const text = row.response!;
+      response = typeof text === "string" ? text : text.map((p) => (typeof p === "string" ? p : p.repeat.repeat(p.times))).join("");
+    }
+    return [
+      {
+        ...(row.mode === undefined ? {} : { mode: row.mode }),
+        gold: row.gold,
+        response,
+        expected: row.expected,
+        why: row.why,
+        ...(row.flag === undefined ? {} : { flag: row.flag }),
+      },
+    ];
+  });
+}
+
+const TABLE = fixturePath("verifier-cases.json");
+const BY_CAUSE = fixturePath("verifier-cases-by-cause.json");
+const table = check(TableFile, JSON.parse(readFileSync(TABLE, "utf8")), TABLE);
+const byCause = check(ByCauseFile, JSON.parse(readFileSync(BY_CAUSE, "utf8")), BY_CAUSE);
+
+export const INTEGER_CASES: VerifierCase[] = table.integer.flatMap((s, i) => expand(s.cases, table, `${TABLE}: integer[${i}]`));
+export const MATH_CASES: VerifierCase[] = table.math.flatMap((s, i) => expand(s.cases, table, `${TABLE}: math[${i}]`));
+export const CASE_GROUPS: CaseGroup[] = byCause.groups.map((g, i) => ({
+  cause: g.cause,
+  cases: expand(g.cases, byCause, `${BY_CAUSE}: groups[${i}] (${g.cause})`),
+}));

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { verifyAnswer } from "../../../environments/aime/src/verify.ts";
-import { CASE_GROUPS } from "./verifier-cases-by-cause.ts";
-import { INTEGER_CASES, MATH_CASES, type VerifierCase } from "./verifier-cases.ts";
+import { CASE_GROUPS, INTEGER_CASES, MATH_CASES, type VerifierCase } from "./verifier-cases.ts";
 
 function check(c: VerifierCase): void {
   const v = verifyAnswer(c.gold, c.response, { mode: c.mode ?? "integer" });
