@@ -5,7 +5,7 @@ import type { Done, EpisodeRefusal } from "./outcomes.ts";
 
 /**
  * A refusal as HTTP: unknown episode 404, a refused transition or a duplicate 409, a bad binding 400,
- * refused rewards 422 (the episode is already aborted as `protocol`); the statuses of `errors/codes.ts`.
+ * refused rewards 422 (the episode is already aborted as `protocol`); the statuses of `errors/codes.json`.
  */
 export function refusalToHttp(r: EpisodeRefusal): HttpError {
   const err = refusalError(r);
