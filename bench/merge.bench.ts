@@ -1,7 +1,7 @@
 import { cpus, loadavg } from "node:os";
 import { EmbeddedModelSchema, OptimizerSchema } from "../server/config/index.ts";
 import { createEmbeddedEngine, TREE_CONTEXTS_PER_PACK, toModelShape, treeBudget } from "../server/engines/embedded/index.ts";
-import { type ChatTurnMessage, createEmbeddedTokenizer, EMBEDDED_IDS, type ToolDefinition } from "../server/tokenizers/index.ts";
+import { type ChatTurnMessage, createEmbeddedTokenizer, EMBEDDED_IDS, promptIds, type ToolDefinition } from "../server/tokenizers/index.ts";
 import type { CallRecord } from "../server/tracker/index.ts";
 import {
   buildTrainBatch,
@@ -167,7 +167,7 @@ function recordWorkload(w: Workload, episodeId: string, seed: number, taskSeed: 
 
 function unmergedSamples(calls: readonly CallRecord[]): TrainSample[] {
   return calls.map((c) => {
-    const prompt = [...c.segments.flatMap((s) => s.ids), ...c.headerIds];
+    const prompt = promptIds(c);
     return {
       tokenIds: [...prompt, ...c.outputIds],
       lossMask: [...prompt.map(() => 0), ...c.outputIds.map(() => 1)],

@@ -1,7 +1,7 @@
 import type { RunDb } from "../../server/db/index.ts";
 import { episodeFromRow, type EpisodeRow } from "../../server/episodes/index.ts";
 import { type MergeOptions, mergeTimelines } from "../../server/training/index.ts";
-import type { Tokenizer } from "../../server/tokenizers/index.ts";
+import type { PromptSegment, Tokenizer } from "../../server/tokenizers/index.ts";
 import { type CallRecord, type CallRow, fromCallRow } from "../../server/tracker/index.ts";
 import { type EpisodeSummary, summarizeEpisode } from "./episode-query.ts";
 
@@ -107,7 +107,7 @@ export function readEpisode(db: RunDb, episodeId: string, o: DetailOptions): Epi
 
   const calls = records.map((c): CallView => {
     const tok = o.tokenizer(c.policy);
-    const text = (ids: readonly number[]): string => (tok ? tok.decode(ids) : ids.join(" "));
+    const text = (ids: PromptSegment["ids"]): string => (tok ? tok.decode(ids) : ids.join(" "));
     const place = placed.get(c.callId);
     return {
       callId: c.callId,

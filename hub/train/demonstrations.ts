@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { RunConfig } from "../../server/config/index.ts";
-import type { Tokenizer } from "../../server/tokenizers/index.ts";
+import { promptIds, type Tokenizer } from "../../server/tokenizers/index.ts";
 import type { Task } from "../../sdk/env/index.ts";
 import { playEpisode } from "../conformance/play-episode.ts";
 import { resolveSeats, seatsOf } from "../scheduler/resolve-seats.ts";
@@ -27,7 +27,7 @@ export interface TokenizedDemo {
 
 export function tokenizeDemo(d: Demonstration, tokenizer: Tokenizer): TokenizedDemo {
   const rendered = tokenizer.renderChat(d.context);
-  const prompt = [...rendered.segments.flatMap((s) => s.ids), ...rendered.headerIds];
+  const prompt = promptIds(rendered);
   const reply = [...tokenizer.encode(d.reply), tokenizer.stopIds[0]!];
   return { tokenIds: [...prompt, ...reply], lossMask: [...prompt.map(() => 0), ...reply.map(() => 1)] };
 }

@@ -1,7 +1,7 @@
 import type { PolicyRuntime } from "../../server/app/index.ts";
 import type { RunConfig } from "../../server/config/index.ts";
 import type { FrozenModel } from "../../server/engines/index.ts";
-import type { ChatTurnMessage } from "../../server/tokenizers/index.ts";
+import { type ChatTurnMessage, promptIds } from "../../server/tokenizers/index.ts";
 import { createJsonMask, toJsonGrammar } from "../../server/openai/index.ts";
 import type { ResponseFormat, Task } from "../../sdk/env/index.ts";
 import { playEpisode } from "../conformance/play-episode.ts";
@@ -187,7 +187,7 @@ async function complete(
   const mask = format && engine.structuredOutput === "mask" ? createJsonMask(tokenizer, toJsonGrammar(format.schema, "responseFormat")) : undefined;
   const guided = format && engine.structuredOutput === "guided" ? { guided: { kind: "json_schema" as const, schema: format.schema } } : {};
   const rendered = tokenizer.renderChat(history.map((m): ChatTurnMessage => ({ role: m.role, content: m.content })));
-  const ids = [...rendered.segments.flatMap((s) => s.ids), ...rendered.headerIds];
+  const ids = promptIds(rendered);
   const room = engine.maxContext - ids.length;
   if (room < 1) return "";
   const r = await engine.generate(ids, {

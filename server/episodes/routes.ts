@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { HttpError } from "../openai/errors.ts";
 import { parseBody } from "../openai/parse-body.ts";
+import type { TrackedCall } from "../tracker/call-record.ts";
 import type { RegisterEpisodeInput } from "./episode.ts";
 import type { EpisodeStore } from "./episode-store.ts";
 import { callerIdentity, episodeOwners } from "./ownership.ts";
@@ -22,6 +23,12 @@ export function checkMetadataSize(metadata: Record<string, unknown> | undefined)
   if (bytes > MAX_METADATA_BYTES) {
     throw new HttpError(413, "AJ_ERR_METADATA_TOO_LARGE", `metadata is ${bytes} bytes of JSON; at most ${MAX_METADATA_BYTES}`, { param: "metadata" });
   }
+}
+
+/** A call as JSON must carry it: a segment's ids kept as the encode thread's Int32Array (which JSON writes as an object) become an array. */
+function plainIds(call: TrackedCall): TrackedCall {
+  if (!call.segments.some((s) => s.ids instanceof Int32Array)) return call;
+  return { ...call, segments: call.segments.map((s) => (s.ids instanceof Int32Array ? { ...s, ids: Array.from(s.ids) } : s)) };
 }
 
 export interface EpisodeRoutesOptions {
@@ -113,7 +120,7 @@ export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOpt
   app.get("/v1/episodes/:id/calls", admin, async (request) => {
     const episodeId = id(request.params);
     if (!store.get(episodeId)) throw refusalToHttp({ kind: "not-found", episodeId });
-    return { calls: store.tracker.callsOf(episodeId) };
+    return { calls: store.tracker.callsOf(episodeId).map(plainIds) };
   });
 
   app.get("/v1/episodes", admin, async (request) => ({ episodes: store.list(parseBody(ListQuerySchema, request.query)) }));

@@ -2,6 +2,7 @@ import type { PolicyRuntime, SamplingDefaults } from "../app/server-context.ts";
 import type { SamplingParams } from "../engines/engine.ts";
 import type { EpisodeStore } from "../episodes/episode-store.ts";
 import { callSamplingSeed } from "../episodes/sampling-seed.ts";
+import { promptIds } from "../tokenizers/prompt-ids.ts";
 import type { PromptSegment, RenderedPrompt, Tokenizer } from "../tokenizers/tokenizer.ts";
 import { newCallId } from "./call-id.ts";
 import type { Completion, CompletionChoice, CompletionMeta, CompletionSink, FinishReason } from "./completion.ts";
@@ -30,7 +31,7 @@ export interface PolicyCall {
 
 /**
  * A call's prompt: message by message (as recorded) and its length in ids. The ids the engine reads are
- * joined only once the prompt is known to fit (`joinIds`): one that overflows never is.
+ * joined only once the prompt is known to fit (`promptIds`): one that overflows never is.
  */
 interface Prompt {
   segments: PromptSegment[];
@@ -63,7 +64,7 @@ export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink
   if (room < Math.max(1, constraint?.minTokens ?? 1)) return overflowed(call, prompt, head, callId, clock, sink);
 
   const base = samplingParams(call, room, constraint);
-  const ids = prompt.length <= JOIN_SLICE ? joinIds(prompt) : await joinIdsSliced(prompt);
+  const ids = prompt.length <= JOIN_SLICE ? promptIds(prompt) : await joinIdsSliced(prompt);
   sink?.start(metaOf(head, policy.engine.version()));
   if (request.n === 1) {
     const out = await generateChoice(call, ids, base, constraint, 0, sink);
@@ -116,13 +117,8 @@ function toPrompt(rendered: RenderedPrompt): Prompt {
 /** Prompts up to this many ids are joined in one go; a longer one is copied a slice at a time. */
 const JOIN_SLICE = 1 << 16;
 
-/** The prompt's ids: the segments' then the header's, in one concat (it copies packed arrays whole; flatMap goes element by element). */
-function joinIds(prompt: Prompt): number[] {
-  return ([] as number[]).concat(...prompt.segments.map((s) => s.ids), prompt.headerIds);
-}
-
 /**
- * The same ids of a longer prompt (hundreds of thousands of ids: a copy that would hold the event loop
+ * `promptIds` of a longer prompt (hundreds of thousands of ids: a copy that would hold the event loop
  * for milliseconds), copied a slice at a time into an array of its length, the event loop let in between.
  */
 async function joinIdsSliced(prompt: Prompt): Promise<number[]> {
@@ -143,7 +139,7 @@ async function joinIdsSliced(prompt: Prompt): Promise<number[]> {
 const COPY_SLICE = 1 << 14;
 
 /** `out[at..) = ids[from..to)`: a small function of its own, compiled early (an async loop may run long before it is). */
-function copyInto(out: number[], at: number, ids: readonly number[], from: number, to: number): void {
+function copyInto(out: number[], at: number, ids: ArrayLike<number>, from: number, to: number): void {
   for (let i = from; i < to; i++) out[at + i - from] = ids[i]!;
 }
 

@@ -66,7 +66,7 @@ let asciiScratch = Buffer.allocUnsafe(1024);
 const SCRATCH_MAX = 1 << 16;
 
 /** Bytes that are not valid UTF-8 (a generation that stops inside a character) read as U+FFFD. */
-function decode(ids: readonly number[]): string {
+function decode(ids: PromptSegment["ids"]): string {
   let n = 0;
   let ascii = true;
   for (let i = 0; i < ids.length; i++) {

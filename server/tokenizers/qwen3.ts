@@ -91,25 +91,6 @@ class Turn {
   }
 }
 
-/** Ids copied between two looks at the clock in `copySliced`. */
-const COPY_SLICE = 1 << 14;
-
-/** `out[from..to) = ids[from..to)`: a small function of its own, compiled early (an async loop may run long before it is). */
-function copyRange(out: number[], ids: ArrayLike<number>, from: number, to: number): void {
-  for (let i = from; i < to; i++) out[i] = ids[i]!;
-}
-
-/** A copy of `ids` as a plain array; a long one is copied a slice at a time. */
-async function copySliced(ids: ArrayLike<number>, turn: Turn): Promise<number[]> {
-  if (ids.length <= 1 << 16) return Array.from(ids);
-  const out = new Array<number>(ids.length);
-  for (let i = 0; i < ids.length; i += COPY_SLICE) {
-    copyRange(out, ids, i, Math.min(i + COPY_SLICE, ids.length));
-    await turn.maybeYield();
-  }
-  return out;
-}
-
 const LETTER = /\p{L}/u;
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 
@@ -150,7 +131,7 @@ export function createQwen3Tokenizer(): Tokenizer {
   warmEncodePool();
   const template = new Template(String((tokenizerConfig as { chat_template?: unknown }).chat_template));
   const encode = (text: string): number[] => hf.encode(text, { add_special_tokens: false });
-  const decode = (ids: readonly number[]): string => hf.decode([...ids], { skip_special_tokens: false });
+  const decode = (ids: PromptSegment["ids"]): string => hf.decode([...ids], { skip_special_tokens: false });
   const addedIds = new Map(hf.added_tokens.map((t) => [t.content, t.id] as const));
   const ADDED = new RegExp([...addedIds.keys()].map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|"), "g");
   const imEnd = addedIds.get("<|im_end|>")!;
@@ -159,9 +140,9 @@ export function createQwen3Tokenizer(): Tokenizer {
   // the generation prompt, shared by every prompt (ids are never written to)
   const header = encode("<|im_start|>assistant\n");
   const headerNoThinking = encode("<|im_start|>assistant\n<think>\n\n</think>\n\n");
-  // ids as the encode thread gave them (a view of its shared result) until first handed out, then as the
-  // array handed out: prompts share it (segments are never written to), each message's ids held once
-  const segments = new SegmentCache<{ ids: number[] | Int32Array }>(4096);
+  // each message's ids held once, shared by the prompts that repeat it (segments are never written to); a
+  // message tokenized on the encode thread keeps the view of the shared memory its ids came back in
+  const segments = new SegmentCache<PromptSegment["ids"]>(4096);
 
   /**
    * Template text splits at control tokens; message text does not, and runs on into the template text
@@ -204,9 +185,7 @@ export function createQwen3Tokenizer(): Tokenizer {
     const key = parts.map((p) => ("template" in p ? `\u0002${p.template}` : p.text.length > LONG_CHARS ? `\u0003${p.text.length}` : `\u0001${p.text}`)).join("");
     return { key, long };
   };
-  /** A segment's ids as handed out (the encode thread's view copied once into an array, which the cache keeps). */
-  const handOut = (box: { ids: number[] | Int32Array }): number[] => (Array.isArray(box.ids) ? box.ids : (box.ids = Array.from(box.ids)));
-  const cachedIds = (parts: readonly Part[]): number[] => handOut(segments.get(keyOf(parts), () => ({ ids: encodeParts(parts) })));
+  const cachedIds = (parts: readonly Part[]): PromptSegment["ids"] => segments.get(keyOf(parts), () => encodeParts(parts));
 
   /** The tools block (and the first system message, when there is one), rendered by the template itself. */
   const toolsHeaders = new Map<string, string>();
@@ -266,7 +245,7 @@ export function createQwen3Tokenizer(): Tokenizer {
    * to the encode thread, so the event loop is never held by tokenizing. Should that thread fail to
    * start, they are tokenized here a slice at a time instead.
    */
-  const encodeNew = async (segs: Piece[][], turn: Turn): Promise<Array<readonly number[] | Int32Array>> => {
+  const encodeNew = async (segs: Piece[][], turn: Turn): Promise<Array<PromptSegment["ids"]>> => {
     let chars = 0;
     for (const seg of segs) for (const p of seg) chars += typeof p === "string" ? p.length : 1;
     if (chars <= INLINE_CHARS) return segs.map(encodePieces);
@@ -290,38 +269,29 @@ export function createQwen3Tokenizer(): Tokenizer {
     const fresh: Array<{ key: SegmentKey; pieces: Piece[] }> = [];
     const freshIndex = new SegmentCache<number>(Number.POSITIVE_INFINITY);
     let long = false;
-    const slots = planned.map((p) => {
-      if ("ids" in p) return { ids: p.ids };
+    // each segment's ids: spliced or cached, or its index in `fresh`
+    const slots = planned.map((p): { ids: PromptSegment["ids"] | undefined; index: number } => {
+      if ("ids" in p) return { ids: p.ids, index: -1 };
       const key = keyOf(p.parts);
       if (key.long.length > 0) long = true;
-      const box = segments.find(key);
-      const index = box === undefined ? freshIndex.get(key, () => fresh.push({ key, pieces: pieces(p.parts) }) - 1) : -1;
-      return { box, index };
+      const ids = segments.find(key);
+      const index = ids === undefined ? freshIndex.get(key, () => fresh.push({ key, pieces: pieces(p.parts) }) - 1) : -1;
+      return { ids, index };
     });
     // a long message was compared with the cache above: what follows (packing it for the encode thread) gets a turn of its own
     if (long) await turn.yieldNow();
-    const made = (await encodeNew(fresh.map((f) => f.pieces), turn)).map((ids) => ({ ids: ids as number[] | Int32Array }));
+    const made = await encodeNew(fresh.map((f) => f.pieces), turn);
     // kept without comparing them with the cache again (a 4 MB message against another of its length): a duplicate entry is harmless
     fresh.forEach((f, i) => segments.add(f.key, made[i]!));
-    // copying ids back from the encode thread starts on a turn of its own
-    if (long) await turn.yieldNow();
-    const segs: PromptSegment[] = [];
-    for (const [i, p] of planned.entries()) {
+    const segs = planned.map((p, i): PromptSegment => {
       const slot = slots[i]!;
-      let ids: number[];
-      if ("ids" in slot) ids = slot.ids;
-      else {
-        const box = slot.box ?? made[slot.index]!;
-        if (!Array.isArray(box.ids)) box.ids = await copySliced(box.ids, turn);
-        ids = box.ids;
-      }
-      segs.push({ role: p.role, text: p.text, ids });
-    }
+      return { role: p.role, text: p.text, ids: slot.ids ?? made[slot.index]! };
+    });
     return { segments: segs, headerIds };
   };
 
   /** Control-token strings become their ids; the text between them is tokenized as in `encodeNew`. */
-  const encodeAsync = async (text: string): Promise<number[]> => {
+  const encodeAsync = async (text: string): Promise<PromptSegment["ids"]> => {
     const parts: Piece[] = [];
     let last = 0;
     for (const m of text.matchAll(ADDED)) {
@@ -329,8 +299,7 @@ export function createQwen3Tokenizer(): Tokenizer {
       last = m.index + m[0].length;
     }
     parts.push(text.slice(last));
-    const turn = new Turn(YIELD_AFTER_MS);
-    return copySliced((await encodeNew([parts], turn))[0]!, turn);
+    return (await encodeNew([parts], new Turn(YIELD_AFTER_MS)))[0]!;
   };
 
   cached = {

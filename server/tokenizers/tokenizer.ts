@@ -17,7 +17,12 @@ export interface PromptSegment {
   role: ChatTurnMessage["role"];
   /** The message in canonical text form (what `text` matching compares). */
   text: string;
-  ids: number[];
+  /**
+   * The message's ids: a plain array, or, for a message tokenized on the encode thread, the view of that
+   * thread's shared memory it came back in (copying a 4 MB message's million ids into an array held the
+   * event loop for tens of milliseconds). `promptIds` joins a prompt's into one array.
+   */
+  ids: readonly number[] | Int32Array;
 }
 
 export interface RenderedPrompt {
@@ -46,9 +51,9 @@ export interface Tokenizer {
   /** Ids that end a generation (end-of-turn and end-of-text). */
   readonly stopIds: readonly number[];
   encode(text: string): number[];
-  decode(ids: readonly number[]): string;
-  /** `encode`, made a slice at a time (or on a worker) so that a huge text never holds the event loop. */
-  encodeAsync?(text: string): Promise<number[]>;
+  decode(ids: PromptSegment["ids"]): string;
+  /** `encode`, made a slice at a time (or on a worker, its ids then as they came back) so that a huge text never holds the event loop. */
+  encodeAsync?(text: string): Promise<PromptSegment["ids"]>;
   /** One id's raw bytes (a byte token is part of a character); tokenizers without it give decode's UTF-8. */
   tokenBytes?(id: number): number[];
   /**

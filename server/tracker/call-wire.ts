@@ -37,7 +37,7 @@ export interface WireBatch {
   ids: Int32Array;
   logprobs: Float64Array;
   /** Number arrays no typed array holds exactly (an id that is not an int32, a log-prob that is not a number), in order; their length is -1. */
-  odd: Array<readonly number[]>;
+  odd: Array<ArrayLike<number>>;
   /**
    * A large segment's ids (more than `SLICE`), in order, a slice per chunk: its length is written as
    * -2 - length, and its ids are the next ceil(length / SLICE) chunks (moved, each filled on its own turn).
@@ -164,7 +164,7 @@ class BatchWriter {
   readonly tools: unknown[] = [];
   readonly ids: Int32Array;
   readonly logprobs: Float64Array;
-  readonly odd: Array<readonly number[]> = [];
+  readonly odd: Array<ArrayLike<number>> = [];
   readonly chunks: Int32Array[] = [];
   /** Whether the call `begin` wrote repeats its agent's previous tools (then they are not sent). */
   sameTools = false;
@@ -263,7 +263,7 @@ class BatchWriter {
   }
 
   /** Packs `a`'s ids `[from, to)`; false when one is not an int32 (the array then crosses as it is). */
-  putIdRange(a: readonly number[], from: number, to: number): boolean {
+  putIdRange(a: ArrayLike<number>, from: number, to: number): boolean {
     const ids = this.ids;
     const base = this.at;
     for (let i = from; i < to; i++) {
@@ -275,7 +275,7 @@ class BatchWriter {
   }
 
   /** After `putIdRange` covered all of `a`: moves past it; else records it as odd. Its length, or -1. */
-  tookIds(a: readonly number[], packed: boolean): number {
+  tookIds(a: ArrayLike<number>, packed: boolean): number {
     if (!packed) {
       this.odd.push(a);
       return -1;
@@ -285,7 +285,7 @@ class BatchWriter {
   }
 
   /** A slice of a large segment's ids, in a chunk of its own; false when one is not an int32 (the chunks so far are dropped, the array crosses as it is). */
-  putChunk(a: readonly number[], from: number, to: number): boolean {
+  putChunk(a: ArrayLike<number>, from: number, to: number): boolean {
     const chunk = new Int32Array(to - from);
     for (let i = from; i < to; i++) {
       const x = a[i]!;
@@ -296,7 +296,7 @@ class BatchWriter {
     return true;
   }
 
-  putIds(a: readonly number[]): number {
+  putIds(a: ArrayLike<number>): number {
     return this.tookIds(a, this.putIdRange(a, 0, a.length));
   }
 

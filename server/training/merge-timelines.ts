@@ -198,7 +198,7 @@ function buildTimeline(root: CallRecord, spans: ReadonlyMap<number, CallRecord>)
   return t;
 }
 
-function pushContext(t: MergedTimeline, ids: readonly number[]): void {
+function pushContext(t: MergedTimeline, ids: PromptSegment["ids"]): void {
   for (const id of ids) {
     t.tokenIds.push(id);
     t.lossMask.push(0);
@@ -217,13 +217,13 @@ function pushGenerated(t: MergedTimeline, c: CallRecord): void {
   t.callIds.push(c.callId);
 }
 
-function startsWith(ids: readonly number[], prefix: readonly number[], at: number): boolean {
+function startsWith(ids: PromptSegment["ids"], prefix: PromptSegment["ids"], at: number): boolean {
   if (ids.length < at + prefix.length) return false;
   for (let i = 0; i < prefix.length; i++) if (ids[at + i] !== prefix[i]) return false;
   return true;
 }
 
-function equalIds(a: readonly number[], b: readonly number[]): boolean {
+function equalIds(a: PromptSegment["ids"], b: PromptSegment["ids"]): boolean {
   return a.length === b.length && startsWith(a, b, 0);
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClientEnvironment, SwarmClient } from "../../sdk/swarm/client.ts";
 import type { Workflow } from "../../sdk/swarm/workflow.ts";
+import { promptIds } from "../../server/tokenizers/prompt-ids.ts";
 import { closeFixtureEnvs, openFixtureEnvs } from "../e2e/fixtures/fixture-envs.ts";
 import { startRealSwarm } from "../e2e/fixtures/real-swarm.ts";
 import { schedulerEnv, waitFor } from "../e2e/fixtures/scripted-swarm.ts";
@@ -29,7 +30,7 @@ async function record(workflow: Workflow) {
     const batch = swarm.events.flatMap((e) => (e.type === "batch" ? [e.batch] : []))[0]!;
     const tokens = Object.fromEntries(
       swarm.ended.flatMap((e) =>
-        e.calls.map((c) => [`${c.episodeId}/${c.agentId}/${c.seq}`, [...c.segments.flatMap((s) => s.ids), ...c.headerIds, ...c.outputIds]]),
+        e.calls.map((c) => [`${c.episodeId}/${c.agentId}/${c.seq}`, [...promptIds(c), ...c.outputIds]]),
       ),
     );
     const rewards = Object.fromEntries(batch.groups.flatMap((g) => g.episodes.map((e) => [e.episodeId, e.rewards])));

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { promptIds } from "../../../server/tokenizers/prompt-ids.ts";
 import type { CallRecord } from "../../../server/tracker/call-record.ts";
 import { probePython, PY_SDK, PYTHON_REQUIRED, REPO, runPython } from "./run-python.ts";
 
@@ -81,7 +82,7 @@ async function playInTypeScript(): Promise<string> {
 
 async function streams(episodeId: string): Promise<Array<{ tokens: number[]; outputIds: number[]; logprobs: number[]; text: string }>> {
   const { calls } = (await call("GET", `/v1/episodes/${episodeId}/calls`, ADMIN)) as { calls: CallRecord[] };
-  return calls.map((c) => ({ tokens: [...c.segments.flatMap((s) => s.ids), ...c.headerIds, ...c.outputIds], outputIds: c.outputIds, logprobs: c.outputLogprobs, text: c.outputText }));
+  return calls.map((c) => ({ tokens: [...promptIds(c), ...c.outputIds], outputIds: c.outputIds, logprobs: c.outputLogprobs, text: c.outputText }));
 }
 
 describe.skipIf(!python.ok && !PYTHON_REQUIRED)("Python and TypeScript clients", () => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
+import { promptIds } from "../../../server/tokenizers/prompt-ids.ts";
 import { buildTestServer, claimSolver, postChat } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok, scriptedEngine } from "../helpers/scripted-engine.ts";
 
@@ -39,7 +40,7 @@ describe("POST /v1/chat/completions", () => {
     expect(call).toMatchObject({ agentId: "solver", policy: "main", seq: 0, outputText: "Hello!", finishReason: "stop", version: 0 });
     expect(call!.outputIds).toEqual(tok.encode("Hello!<|im_end|>"));
     expect(call!.outputLogprobs).toHaveLength(7);
-    expect([...call!.segments.flatMap((s) => s.ids), ...call!.headerIds]).toEqual(engine.prompts[0]);
+    expect(promptIds(call!)).toEqual(engine.prompts[0]);
     expect(call!.messages).toEqual([{ role: "user", content: "Hi" }]);
   });
 
@@ -49,7 +50,7 @@ describe("POST /v1/chat/completions", () => {
     const res = await chat({ messages: [{ role: "system", content: "s" }, { role: "user", content }] });
     expect(res.statusCode).toBe(200);
     const [call] = store.tracker.callsOf("e1");
-    const recorded = [...call!.segments.flatMap((s) => s.ids), ...call!.headerIds];
+    const recorded = promptIds(call!);
     expect(recorded.length).toBeGreaterThan(1 << 16);
     expect(engine.prompts[0]).toEqual(recorded);
     expect(res.json().usage.prompt_tokens).toBe(recorded.length);
@@ -83,7 +84,8 @@ describe("POST /v1/chat/completions", () => {
     expect(c1!.segments[2]!.ids).toEqual([...c0!.headerIds, ...c0!.outputIds, ...tok.encode("\n")]);
     // The spliced ids are the generation's own, not a re-rendering (which would print the JSON compactly).
     expect(tok.decode(c1!.segments[2]!.ids)).toContain('{"name": "add", "arguments": {"a": 1, "b": 2}}');
-    expect(engine.prompts[1]!.slice(0, c0!.segments.flatMap((s) => s.ids).length)).toEqual(c0!.segments.flatMap((s) => s.ids));
+    const before = promptIds({ segments: c0!.segments, headerIds: [] });
+    expect(engine.prompts[1]!.slice(0, before.length)).toEqual(before);
   });
 
   it("leaves tool-call syntax as text with tool_choice none", async () => {

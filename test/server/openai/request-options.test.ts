@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { EMBEDDED_IDS } from "../../../server/tokenizers/embedded.ts";
+import { promptIds } from "../../../server/tokenizers/prompt-ids.ts";
 import { mergeTimelines } from "../../../server/training/merge-timelines.ts";
 import { buildTestServer, claimSolver, testConfig } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok, scriptedEngine } from "../helpers/scripted-engine.ts";
@@ -32,8 +33,7 @@ describe("n > 1", () => {
     expect(body.usage.completion_tokens).toBe(8);
     const calls = store.tracker.callsOf("e1");
     expect(calls.map((c) => c.seq)).toEqual([0, 1, 2, 3]);
-    const prompt = (c: (typeof calls)[number]) => [...c.segments.flatMap((s) => s.ids), ...c.headerIds];
-    for (const c of calls) expect(prompt(c)).toEqual(engine.prompts[0]);
+    for (const c of calls) expect(promptIds(c)).toEqual(engine.prompts[0]);
     expect(new Set(calls.map((c) => c.callId)).size).toBe(4);
     // Merged, the four branches stay four samples, each with its own generated span under the loss.
     const { timelines } = mergeTimelines(calls, { match: "text", ignoreTools: true, overflow: "drop" });

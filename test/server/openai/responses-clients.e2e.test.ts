@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { buildServer } from "../../../server/app/build-server.ts";
 import { createZeroLatencyEngine } from "../../doubles/zero-latency-engine.ts";
+import { promptIds } from "../../../server/tokenizers/prompt-ids.ts";
 import type { TrackedCall } from "../../../server/tracker/tracker.ts";
 import { claimSolver, testConfig } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
@@ -56,7 +57,7 @@ describe("Responses API clients against a real socket", () => {
   }
 
   const calls = (id: string): TrackedCall[] => app.agentjet.store.tracker.callsOf(id);
-  const promptOf = (c: TrackedCall) => [...c.segments.flatMap((s) => s.ids), ...c.headerIds];
+  const promptOf = (c: TrackedCall) => promptIds(c);
 
   /** Replays an episode's recorded conversation through the chat route in a fresh episode and compares the tokens. */
   async function expectSameTokensAsChat(id: string): Promise<void> {

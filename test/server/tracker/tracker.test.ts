@@ -137,6 +137,30 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       expect(big.segments[0]!.ids).toHaveLength(40_000);
     }));
 
+  it("a segment whose ids are the encode thread's view of shared memory is recorded as the same ids in an array would be", () =>
+    onFileAndInMemory(({ tracker, record, release, rows }) => {
+      // past LARGE_CALL: packed a slice at a time, the long ids in chunks of their own
+      const long = Array.from({ length: 150_000 }, (_, i) => (i * 7919) % 151_000);
+      const shared = new Int32Array(new SharedArrayBuffer(4 * (long.length + 3)));
+      shared.set([3, 9, 8, 7], 0);
+      shared.set(long, 3);
+      // views at an offset, as `unpackIds` hands them out: one packed whole, one a slice at a time
+      const segments = (small: readonly number[] | Int32Array, large: readonly number[] | Int32Array) => [
+        { role: "system" as const, text: "s", ids: small },
+        { role: "user" as const, text: "x".repeat(10), ids: large },
+      ];
+      record(trackedCall({ callId: "view", episodeId: "e1", segments: segments(shared.subarray(1, 3), shared.subarray(3)) }));
+      record(trackedCall({ callId: "array", episodeId: "e2", segments: segments([9, 8], long) }));
+      release("e1");
+      release("e2");
+      const { file, memory } = rows("ORDER BY call_id");
+      expect(file).toEqual(memory);
+      const [array, view] = file as Array<{ segments: string }>;
+      expect(view!.segments).toBe(array!.segments);
+      expect((JSON.parse(view!.segments) as Array<{ ids: number[] }>)[1]!.ids).toEqual(long);
+      expect(Array.from(tracker.callsOf("e1")[0]!.segments[1]!.ids)).toEqual(long);
+    }));
+
   it("a batch the writer thread cannot commit fails the next flush with the database's reason", () =>
     inTempDir((dir) => {
       const db = openRunDb(join(dir, "run.db"));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { promptIds } from "../../../server/tokenizers/prompt-ids.ts";
 import { mergeEpisodeCalls, mergeTimelines, type MergeOptions } from "../../../server/training/merge-timelines.ts";
 import { lossTriples, unmergedSequence } from "./helpers/loss-triples.ts";
 import { recordEpisode, step } from "./helpers/record-episode.ts";
@@ -31,7 +32,7 @@ describe("mergeTimelines", () => {
     const calls = recordEpisode([step("ab"), step("c")], ep);
     const t = mergeTimelines(calls, TOKEN).timelines[0]!;
     const header = calls[0]!.headerIds;
-    const start = calls[0]!.segments.flatMap((s) => s.ids).length;
+    const start = promptIds(calls[0]!).length - header.length;
     expect(t.tokenIds.slice(start, start + header.length)).toEqual(header);
     expect(t.lossMask.slice(start, start + header.length + 4)).toEqual([...header.map(() => 0), 1, 1, 1, 0]);
   });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { promptIds } from "../../../server/tokenizers/prompt-ids.ts";
 import { mergeTimelines } from "../../../server/training/merge-timelines.ts";
 import {
   buildPrefixTree,
@@ -91,7 +92,7 @@ describe("prefix-tree packing", () => {
     const { timelines } = mergeTimelines(calls, { match: "token", ignoreTools: true, overflow: "drop" });
     expect(timelines).toHaveLength(2);
     const s = measurePrefixSavings(timelines);
-    const shared = calls[1]!.segments.flatMap((x) => x.ids).length + calls[1]!.headerIds.length;
+    const shared = promptIds(calls[1]!).length;
     expect(s.flatTokens - s.treeTokens).toBe(shared);
   });
 });

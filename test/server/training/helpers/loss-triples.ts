@@ -1,3 +1,4 @@
+import { promptIds } from "../../../../server/tokenizers/prompt-ids.ts";
 import type { CallRecord } from "../../../../server/tracker/call-record.ts";
 
 export interface TrainedSequence {
@@ -9,7 +10,7 @@ export interface TrainedSequence {
 
 /** The sequence one call trains on when nothing is merged: its prompt plus its output. */
 export function unmergedSequence(c: CallRecord): TrainedSequence {
-  const prompt = [...c.segments.flatMap((s) => s.ids), ...c.headerIds];
+  const prompt = promptIds(c);
   return {
     tokenIds: [...prompt, ...c.outputIds],
     lossMask: [...prompt.map(() => 0), ...c.outputIds.map(() => 1)],
