@@ -32,6 +32,7 @@ export const E2E = [
   "test/plugins/docker-gvisor.test.ts",
   "test/sdk/python/*.test.ts",
   "test/sdk/rewards/*-training.test.ts",
+  "test/sdk/rewards/onnx-scorer.test.ts",
   "test/server/engines/external/torch-trainer-protocol.test.ts",
   "test/server/engines/external/torch-trainer-unittest.test.ts",
 ];

@@ -6,7 +6,7 @@ import { linearScorerOnnx } from "../test/helpers/onnx-model.ts";
 import { type Bench, median } from "./harness.ts";
 
 /**
- * ONNX reward-model throughput through the client's worker pool: episodes scored per second when the
+ * ONNX reward-model throughput through the client's scoring processes: episodes scored per second when the
  * episodes a client ends together are batched into one `session.run`, against one run per episode.
  * A bag-of-words linear model (1,000 words) on 60-word replies.
  */
@@ -54,7 +54,7 @@ export const bench: Bench = {
     const ratio = rates["batched (up to 64 per run)"]! / rates["one at a time"]!;
     return [
       {
-        title: "ONNX reward models: episodes scored per second (client worker pool, real onnxruntime-node)",
+        title: "ONNX reward models: episodes scored per second (client scoring processes, real onnxruntime-node)",
         columns: ["mode", "episodes per run", "runs", "median /s", "min /s", "max /s"],
         rows,
         notes: [`batched / one at a time: ${ratio.toFixed(1)}x (medians of the same run). Load average at the end: ${loadavg()[0]!.toFixed(1)}.`],

@@ -23,7 +23,7 @@ export function readRubric(part: JudgePart, pluginDir: string): string {
 
 /**
  * The client side of model-based rewards for one environment: scores an ended episode's agents with
- * the manifest's episode-scope parts (ONNX models in the shared worker pool, episode judges) and
+ * the manifest's episode-scope parts (ONNX models in the shared scoring processes, episode judges) and
  * combines them with the environment's reward. Throws `RewardModelError` when a part cannot score:
  * the episode is then aborted as `reward-model` and retried.
  */

@@ -1,8 +1,7 @@
 import { availableParallelism } from "node:os";
-import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
-import type { Piscina } from "piscina";
 import { RewardModelError } from "./errors.ts";
+import { OnnxProcesses } from "./onnx-processes.ts";
 
 /** Whether `onnxruntime-node` (an optional dependency) is installed. */
 export function onnxAvailable(): boolean {
@@ -17,8 +16,8 @@ export function onnxAvailable(): boolean {
 export interface OnnxScorerOptions {
   /** Texts per `session.run` at most (default 64). */
   maxBatch?: number;
-  /** Worker threads (default min(2, cores)). */
-  threads?: number;
+  /** Scoring processes (default min(2, cores)). */
+  processes?: number;
   /** Score each text alone instead of batching across episodes (the bench's baseline). */
   unbatched?: boolean;
 }
@@ -35,19 +34,20 @@ interface Pending {
 }
 
 /**
- * ONNX reward-model inference in a piscina worker pool, batched across episodes: texts that arrive in
- * the same event-loop turn (the episodes a client ends together) go to the model in one run, per model.
- * Never on the caller's event loop, never inside an isolate.
+ * ONNX reward-model inference in a pool of scoring processes (`onnx-processes.ts`), batched across
+ * episodes: texts that arrive in the same event-loop turn (the episodes a client ends together) go to the
+ * model in one run, per model. Never on the caller's event loop, never inside an isolate, and never in
+ * the caller's process: a native crash in onnxruntime fails the batches it held, not the client.
  */
 export class OnnxScorer {
   readonly #o: Required<OnnxScorerOptions>;
-  #pool: Promise<Piscina> | null = null;
+  #pool: OnnxProcesses | null = null;
   #queue: Pending[] = [];
   #scheduled = false;
   batches = 0;
 
   constructor(options: OnnxScorerOptions = {}) {
-    this.#o = { maxBatch: options.maxBatch ?? 64, threads: options.threads ?? Math.min(2, availableParallelism()), unbatched: options.unbatched ?? false };
+    this.#o = { maxBatch: options.maxBatch ?? 64, processes: options.processes ?? Math.min(2, availableParallelism()), unbatched: options.unbatched ?? false };
   }
 
   /** The model's raw score for one text. */
@@ -64,7 +64,7 @@ export class OnnxScorer {
   async close(): Promise<void> {
     const pool = this.#pool;
     this.#pool = null;
-    if (pool) await (await pool).destroy();
+    if (pool) await pool.close();
   }
 
   #flush(): void {
@@ -85,9 +85,9 @@ export class OnnxScorer {
   async #run(batch: Pending[]): Promise<void> {
     const { modelPath, vocabPath, kind } = batch[0]!;
     try {
-      const pool = await this.#acquire();
+      const pool = this.#acquire();
       this.batches += 1;
-      const scores = (await pool.run({ modelPath, vocabPath, kind, texts: batch.map((p) => p.text) })) as number[];
+      const scores = await pool.run({ modelPath, vocabPath, kind, texts: batch.map((p) => p.text) });
       batch.forEach((p, i) => {
         const s = scores[i]!;
         if (Number.isFinite(s)) p.resolve(s);
@@ -99,7 +99,7 @@ export class OnnxScorer {
     }
   }
 
-  #acquire(): Promise<Piscina> {
+  #acquire(): OnnxProcesses {
     if (!this.#pool) {
       if (!onnxAvailable()) {
         throw new RewardModelError(
@@ -107,10 +107,8 @@ export class OnnxScorer {
           "this environment scores with an ONNX reward model, but onnxruntime-node (an optional dependency) is not installed: run `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node`",
         );
       }
-      const filename = fileURLToPath(new URL("./onnx-worker.mjs", import.meta.url));
-      // Every thread stays up: piscina ends threads above minThreads as soon as they idle, and each new one
-      // loads onnxruntime and every model session again (that cost more than the batches it scored).
-      this.#pool = import("piscina").then(({ Piscina }) => new Piscina({ filename, minThreads: this.#o.threads, maxThreads: this.#o.threads }));
+      // Every process stays up once started: each new one loads onnxruntime and every model session again.
+      this.#pool = new OnnxProcesses(this.#o.processes);
     }
     return this.#pool;
   }

@@ -1,6 +1,10 @@
-// The piscina worker that runs ONNX reward models (plain JavaScript: worker threads start without the
-// parent's TypeScript loader). One task scores a batch of texts with one model: the texts become
-// bag-of-words count features here, off the caller's event loop, then one session.run scores them all.
+// The process that runs ONNX reward models (plain JavaScript, started without the parent's TypeScript
+// loader). A process of its own, not a worker thread: onnxruntime-node is a native addon, and a crash or
+// abort in it (at a session's teardown, or with several threads loading it) would take the whole host
+// process down; here it ends only this process, and the scorer's pool starts another.
+//
+// Protocol (IPC, structured clone): the parent sends { id, modelPath, vocabPath, kind, texts }, this
+// process answers { id, scores } or { id, error }. It exits when the parent disconnects.
 import { readFileSync } from "node:fs";
 import * as ort from "onnxruntime-node";
 
@@ -33,10 +37,11 @@ function featurize(texts, vocab, kind) {
   return new ort.Tensor("float32", x, [texts.length, V]);
 }
 
-export default async function score({ modelPath, vocabPath, kind, texts }) {
+/** One batch of texts scored by one model. */
+async function score({ modelPath, vocabPath, kind, texts }) {
   let session = sessions.get(modelPath);
   if (!session) {
-    // One thread per session: the pool parallelises across workers, and spinning intra-op threads on a
+    // One thread per session: the pool parallelises across processes, and spinning intra-op threads on a
     // busy machine cost more than the matmul.
     session = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: 1, interOpNumThreads: 1 });
     sessions.set(modelPath, session);
@@ -48,3 +53,12 @@ export default async function score({ modelPath, vocabPath, kind, texts }) {
   if (data.length !== texts.length) throw new Error(`the model returned ${data.length} scores for ${texts.length} texts (output shape ${JSON.stringify(y.dims)}; expected [N, 1] or [N])`);
   return data;
 }
+
+process.on("message", (task) => {
+  score(task).then(
+    (scores) => process.send({ id: task.id, scores }),
+    (err) => process.send({ id: task.id, error: err instanceof Error ? err.message : String(err) }),
+  );
+});
+// the parent closed the scorer or died: nothing more will come
+process.on("disconnect", () => process.exit(0));

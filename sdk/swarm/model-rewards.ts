@@ -15,10 +15,10 @@ export interface EpisodeTranscript {
 /**
  * A swarm client's model-based rewards: for an environment whose manifest declares `rewardModels`,
  * an ended episode's conversations are read back from the server (with one of its episode keys) and
- * scored on this machine (ONNX models in one worker pool per client, episode-scope judges), and the
+ * scored on this machine (ONNX models in scoring processes, episode-scope judges), and the
  * combined rewards replace the environment's. The parts go with the episode (`info.rewardParts`).
  * A part that cannot score aborts the episode as `reward-model`: retried, never reward 0.
- * The clients of one process (`agentjet train`'s local clients) share one ONNX worker pool.
+ * The clients of one process (`agentjet train`'s local clients) share one ONNX scorer.
  */
 export class ModelRewards {
   readonly #scorer = acquireScorer();
@@ -72,7 +72,7 @@ export class ModelRewards {
   }
 }
 
-/** One ONNX scorer (worker pool, loaded sessions) per process, while any client uses it. */
+/** One ONNX scorer (its scoring processes, their loaded sessions) per process, while any client uses it. */
 let shared: { scorer: OnnxScorer; users: number } | undefined;
 
 function acquireScorer(): OnnxScorer {

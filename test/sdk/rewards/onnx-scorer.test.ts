@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -20,6 +20,28 @@ writeFileSync(join(dir, "vocab.json"), JSON.stringify(VOCAB));
 function byHand(text: string): number {
   const words = text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
   return VOCAB.reduce((s, w, i) => s + words.filter((x) => x === w).length * W[i]!, B);
+}
+
+/** This process's children that run `onnx-worker.mjs`, read from /proc. */
+function onnxChildren(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === process.pid && readFileSync(`/proc/${name}/cmdline`, "utf8").includes("onnx-worker.mjs")) pids.push(Number(name));
+    } catch {
+      // the process ended while we read it
+    }
+  }
+  return pids;
+}
+
+/** Whether a process is stopped (state T in /proc/PID/stat). */
+function stopped(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "T";
 }
 
 const present = onnxAvailable();
@@ -106,5 +128,31 @@ describe("ONNX reward models", () => {
     } finally {
       await scorer.close();
     }
+  });
+
+  it.skipIf(!present || process.platform !== "linux")("a scoring process that dies fails only the batch it held, with how it ended; the next batch gets a new process", async () => {
+    const scorer = new OnnxScorer({ processes: 1 });
+    const model = join(dir, "model.onnx");
+    const vocab = { path: join(dir, "vocab.json"), kind: "bag-of-words" as const };
+    try {
+      expect(await scorer.score(model, vocab, "good")).toBeCloseTo(byHand("good"), 5);
+      const [pid, ...more] = onnxChildren();
+      expect(more).toEqual([]);
+      // Stopped, it cannot answer: the batch sent next is still in flight when the process is killed.
+      process.kill(pid!, "SIGSTOP");
+      while (!stopped(pid!)) await new Promise((r) => setTimeout(r, 5));
+      const held = scorer.score(model, vocab, "good great");
+      await new Promise((r) => setTimeout(r, 50));
+      process.kill(pid!, "SIGKILL");
+      await expect(held).rejects.toMatchObject({ code: "AJ_ERR_REWARD_MODEL_FAILED", message: expect.stringContaining("the ONNX process was killed by SIGKILL") });
+
+      expect(await scorer.score(model, vocab, "bad")).toBeCloseTo(byHand("bad"), 5);
+      const [next] = onnxChildren();
+      expect(next).toBeDefined();
+      expect(next).not.toBe(pid);
+    } finally {
+      await scorer.close();
+    }
+    expect(onnxChildren()).toEqual([]); // close waits for every process to exit
   });
 });
