@@ -28,6 +28,7 @@ export const E2E = [
   "test/hub/train/prepare-environments.test.ts",
   "test/hub/train/kill-resume.test.ts",
   "test/hub/train/tree-training.test.ts",
+  "test/plugins/container-exit.test.ts",
   "test/plugins/docker-driver.test.ts",
   "test/plugins/docker-gvisor.test.ts",
   "test/sdk/python/*.test.ts",

@@ -1,5 +1,6 @@
 import type Docker from "dockerode";
 import type { Failure } from "../runtime.ts";
+import { dockerClient } from "./docker-client.ts";
 
 /**
  * Resolves when the container stops, with why: killed by the kernel for memory (`oom`) or exited
@@ -15,11 +16,47 @@ export async function watchExit(container: Docker.Container): Promise<Failure> {
   }
   try {
     const info = await container.inspect();
-    if (info.State.OOMKilled) return { kind: "oom", message: `killed for exceeding its memory limit (exit ${code})` };
+    const oom = info.State.OOMKilled || (code === SIGKILL_EXIT && (await oomEventSince(container.id, info.State.StartedAt, OOM_EVENT_WAIT_MS)));
+    if (oom) return { kind: "oom", message: `killed for exceeding its memory limit (exit ${code})` };
   } catch {
     // Removed before it could be inspected: reported as an exit.
   }
   return { kind: "crash", message: `the container exited with code ${code}` };
+}
+
+/** A container's exit code when its process was killed by SIGKILL: the kernel's OOM killer, or `docker kill`. */
+const SIGKILL_EXIT = 137;
+
+/**
+ * How long an exit by SIGKILL that the engine did not mark `OOMKilled` waits for its `oom` event. Under
+ * gVisor on a loaded machine the event came 70-80 ms after the exit (`die`), too late for the flag: 2 of
+ * 50 OOM kills here.
+ */
+const OOM_EVENT_WAIT_MS = 500;
+
+/** Whether the engine reports an `oom` event for the container since `startedAt`, waiting up to `withinMs` for one still to come. */
+export async function oomEventSince(id: string, startedAt: string, withinMs: number): Promise<boolean> {
+  const since = Math.floor(Date.parse(startedAt) / 1000) - 1;
+  if (!Number.isFinite(since)) return false;
+  let events: NodeJS.ReadableStream & { destroy?: () => void };
+  try {
+    events = await dockerClient().getEvents({ since, filters: { container: [id], event: ["oom"] } });
+  } catch {
+    return false;
+  }
+  return new Promise<boolean>((resolve) => {
+    const end = (seen: boolean): void => {
+      clearTimeout(timer);
+      events.removeAllListeners("data");
+      events.destroy?.();
+      resolve(seen);
+    };
+    const timer = setTimeout(() => end(false), withinMs);
+    // the filters leave only this container's oom events: any data is one
+    events.on("data", () => end(true));
+    events.on("error", () => end(false));
+    events.on("end", () => end(false));
+  });
 }
 
 /**
