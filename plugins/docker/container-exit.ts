@@ -16,8 +16,7 @@ export async function watchExit(container: Docker.Container): Promise<Failure> {
   }
   try {
     const info = await container.inspect();
-    const oom = info.State.OOMKilled || (code === SIGKILL_EXIT && (await oomEventSince(container.id, info.State.StartedAt, OOM_EVENT_WAIT_MS)));
-    if (oom) return { kind: "oom", message: `killed for exceeding its memory limit (exit ${code})` };
+    if (await killedForMemory(container.id, info.State)) return { kind: "oom", message: `killed for exceeding its memory limit (exit ${code})` };
   } catch {
     // Removed before it could be inspected: reported as an exit.
   }
@@ -29,10 +28,19 @@ const SIGKILL_EXIT = 137;
 
 /**
  * How long an exit by SIGKILL that the engine did not mark `OOMKilled` waits for its `oom` event. Under
- * gVisor on a loaded machine the event came 70-80 ms after the exit (`die`), too late for the flag: 2 of
- * 50 OOM kills here.
+ * gVisor on a loaded machine the event came 70-80 ms after the exit (`die`), too late for the flag: 7 of
+ * 60 OOM kills here.
  */
 const OOM_EVENT_WAIT_MS = 500;
+
+/**
+ * Whether the kernel killed a stopped container for memory, as the engine tells it: the `OOMKilled` flag,
+ * or, for an exit by SIGKILL without it, the container's `oom` event (which can trail the exit).
+ */
+export async function killedForMemory(id: string, state: { OOMKilled: boolean; ExitCode: number; StartedAt: string }): Promise<boolean> {
+  if (state.OOMKilled) return true;
+  return state.ExitCode === SIGKILL_EXIT && oomEventSince(id, state.StartedAt, OOM_EVENT_WAIT_MS);
+}
 
 /** Whether the engine reports an `oom` event for the container since `startedAt`, waiting up to `withinMs` for one still to come. */
 export async function oomEventSince(id: string, startedAt: string, withinMs: number): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type Docker from "dockerode";
 import { failed } from "../outcome.ts";
 import type { Outcome } from "../runtime.ts";
+import { killedForMemory } from "./container-exit.ts";
 
 /**
  * A channel's probe of its idle container: first asks the engine whether the container still runs (a
@@ -19,9 +20,9 @@ export async function probeContainer(container: Docker.Container, ping: () => Pr
 async function whyGone(container: Docker.Container): Promise<Outcome<never> | null> {
   try {
     const info = await container.inspect();
-    if (info.State.OOMKilled) return failed("oom", "the idle container was killed for exceeding its memory limit");
-    if (!info.State.Running) return failed("crash", `the idle container is not running (${info.State.Status}, exit ${info.State.ExitCode})`);
-    return null;
+    if (info.State.Running && !info.State.OOMKilled) return null;
+    if (await killedForMemory(info.Id, info.State)) return failed("oom", "the idle container was killed for exceeding its memory limit");
+    return failed("crash", `the idle container is not running (${info.State.Status}, exit ${info.State.ExitCode})`);
   } catch (err) {
     return failed("crash", `the idle container went away: ${err instanceof Error ? err.message : String(err)}`);
   }

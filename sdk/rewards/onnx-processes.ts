@@ -9,10 +9,11 @@ export interface OnnxTask {
   texts: string[];
 }
 
-type Answer = { id: number; scores: number[] } | { id: number; error: string };
+/** The process's answer: the scores as the model gave them (a Float32Array), or what failed. */
+type Answer = { id: number; scores: ArrayLike<number> } | { id: number; error: string };
 
 interface InFlight {
-  resolve: (scores: number[]) => void;
+  resolve: (scores: ArrayLike<number>) => void;
   reject: (err: Error) => void;
 }
 
@@ -40,13 +41,13 @@ export class OnnxProcesses {
   constructor(readonly size: number) {}
 
   /** Scores a batch on one of the processes; rejects with what went wrong there. */
-  run(task: OnnxTask): Promise<number[]> {
+  run(task: OnnxTask): Promise<ArrayLike<number>> {
     if (this.#closed) return Promise.reject(new Error("the ONNX scorer is closed"));
     const child = this.#pick();
     const id = this.#nextId++;
-    return new Promise<number[]>((resolve, reject) => {
+    return new Promise<ArrayLike<number>>((resolve, reject) => {
       child.inFlight.set(id, { resolve, reject });
-      this.#ref(child);
+      ref(child);
       child.process.send({ id, ...task }, (err) => {
         if (err) this.#settle(child, id, new Error(`sending a batch to the ONNX process: ${err.message}`));
       });
@@ -87,7 +88,7 @@ export class OnnxProcesses {
     return child;
   }
 
-  #settle(child: Child, id: number, err: Error | null, scores?: number[]): void {
+  #settle(child: Child, id: number, err: Error | null, scores?: ArrayLike<number>): void {
     const f = child.inFlight.get(id);
     if (f === undefined) return;
     child.inFlight.delete(id);
@@ -95,11 +96,12 @@ export class OnnxProcesses {
     if (err) f.reject(err);
     else f.resolve(scores!);
   }
+}
 
-  #ref(child: Child): void {
-    child.process.ref();
-    child.process.channel?.ref();
-  }
+/** A process with batches in flight (and its channel) keeps its parent alive until they are answered. */
+function ref(child: Child): void {
+  child.process.ref();
+  child.process.channel?.ref();
 }
 
 /** An idle process (and its channel) keeps its parent's event loop from nothing. */

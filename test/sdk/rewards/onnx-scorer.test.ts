@@ -22,15 +22,19 @@ function byHand(text: string): number {
   return VOCAB.reduce((s, w, i) => s + words.filter((x) => x === w).length * W[i]!, B);
 }
 
+/** The fields of /proc/PID/stat after the command's name: [0] the state, [1] the parent's pid. */
+function statFields(pid: number | string): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
 /** This process's children that run `onnx-worker.mjs`, read from /proc. */
 function onnxChildren(): number[] {
   const pids: number[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${name}/cmdline`, "utf8").includes("onnx-worker.mjs")) pids.push(Number(name));
+      if (Number(statFields(name)[1]) === process.pid && readFileSync(`/proc/${name}/cmdline`, "utf8").includes("onnx-worker.mjs")) pids.push(Number(name));
     } catch {
       // the process ended while we read it
     }
@@ -38,10 +42,9 @@ function onnxChildren(): number[] {
   return pids;
 }
 
-/** Whether a process is stopped (state T in /proc/PID/stat). */
+/** Whether a process is stopped (state T). */
 function stopped(pid: number): boolean {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "T";
+  return statFields(pid)[0] === "T";
 }
 
 const present = onnxAvailable();
