@@ -131,7 +131,8 @@ export function createQwen3Tokenizer(): Tokenizer {
   warmEncodePool();
   const template = new Template(String((tokenizerConfig as { chat_template?: unknown }).chat_template));
   const encode = (text: string): number[] => hf.encode(text, { add_special_tokens: false });
-  const decode = (ids: PromptSegment["ids"]): string => hf.decode([...ids], { skip_special_tokens: false });
+  // hf.decode throws on no ids; a reply that is only its end token leaves none
+  const decode = (ids: PromptSegment["ids"]): string => (ids.length === 0 ? "" : hf.decode([...ids], { skip_special_tokens: false }));
   const addedIds = new Map(hf.added_tokens.map((t) => [t.content, t.id] as const));
   const ADDED = new RegExp([...addedIds.keys()].map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|"), "g");
   const imEnd = addedIds.get("<|im_end|>")!;

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { promptIds } from "../../../server/tokenizers/prompt-ids.ts";
-import { buildTestServer, claimSolver, postChat } from "../helpers/build-test-server.ts";
+import { createQwen3Tokenizer } from "../../../server/tokenizers/index.ts";
+import { createZeroLatencyEngine } from "../../doubles/zero-latency-engine.ts";
+import { buildTestServer, claimSolver, postChat, testConfig } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok, scriptedEngine } from "../helpers/scripted-engine.ts";
 
 const apps: FastifyInstance[] = [];
@@ -137,6 +139,25 @@ describe("POST /v1/chat/completions", () => {
     clock = 6_000;
     await chat({ messages: [{ role: "user", content: "x" }] });
     expect(store.get("e1")!.lastActivityAt).toBe(6_000);
+  });
+});
+
+describe("the qwen3 tokenizer, end to end", () => {
+  it("a reply that is only <|im_end|> answers empty content, streamed or not (its decode of no ids threw: a 500)", async () => {
+    const tokenizer = createQwen3Tokenizer();
+    const engine = createZeroLatencyEngine({ defaultIds: tokenizer.encode("<|im_end|>") });
+    const app = await buildTestServer({ main: engine }, { config: testConfig({ policies: { main: { tokenizer: "qwen3" } } }) });
+    apps.push(app);
+    const key = claimSolver(app);
+    const res = await postChat(app, key, { messages: [{ role: "user", content: "Say nothing." }], stop: ["x"] });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().choices[0]).toMatchObject({ message: { role: "assistant", content: "" }, finish_reason: "stop" });
+    const streamed = await postChat(app, key, { messages: [{ role: "user", content: "Again." }], stream: true });
+    expect(streamed.statusCode).toBe(200);
+    const events = streamed.body.split("\n\n").filter(Boolean).map((e) => e.replace(/^data: /, ""));
+    expect(events.at(-1)).toBe("[DONE]");
+    expect(events.some((e) => e.includes('"error"'))).toBe(false);
+    expect(app.agentjet.store.tracker.callsOf("e1").map((c) => c.outputText)).toEqual(["", ""]);
   });
 });
 

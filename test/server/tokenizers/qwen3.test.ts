@@ -47,6 +47,11 @@ describe("qwen3 tokenizer", () => {
     for (const s of ["héllo wörld ✓ 数学", "  spaces\n\n\ttabs", "<think>\nx\n</think>"]) expect(tok.decode(tok.encode(s))).toBe(s);
   });
 
+  it("decodes no ids as empty text (a reply that is only <|im_end|>)", () => {
+    expect(tok.decode([])).toBe("");
+    expect(tok.decode(new Int32Array(0))).toBe("");
+  });
+
   it("puts special tokens where the template does", () => {
     // 2 of the 5 tool calls are in the system prompt
     expect(specialCounts(all)).toEqual({ imStart: 9, imEnd: 8, toolCall: 5, toolCallEnd: 5, toolResponse: 3, toolResponseEnd: 3 });
