@@ -4,7 +4,7 @@ import { canonicalText } from "./canonical-text.ts";
 import { encodeInWorker, warmEncodePool } from "./encode-pool.ts";
 import { parseToolCalls } from "./parse-tool-calls.ts";
 import { joinRuns, loadQwen3Text, type Piece } from "./qwen3-text.ts";
-import { SegmentCache, type SegmentKey } from "./segment-cache.ts";
+import { longTextKey, SegmentCache, type SegmentKey } from "./segment-cache.ts";
 import { spliceGeneration } from "./splice.ts";
 import type { ChatTurnMessage, PromptSegment, RenderedPrompt, RenderOptions, Tokenizer, ToolDefinition } from "./tokenizer.ts";
 
@@ -183,7 +183,7 @@ export function createQwen3Tokenizer(): Tokenizer {
   };
   const keyOf = (parts: readonly Part[]): SegmentKey => {
     const long = parts.flatMap((p) => ("text" in p && p.text.length > LONG_CHARS ? [p.text] : []));
-    const key = parts.map((p) => ("template" in p ? `\u0002${p.template}` : p.text.length > LONG_CHARS ? `\u0003${p.text.length}` : `\u0001${p.text}`)).join("");
+    const key = parts.map((p) => ("template" in p ? `\u0002${p.template}` : p.text.length > LONG_CHARS ? `\u0003${longTextKey(p.text)}` : `\u0001${p.text}`)).join("");
     return { key, long };
   };
   const cachedIds = (parts: readonly Part[]): PromptSegment["ids"] => segments.get(keyOf(parts), () => encodeParts(parts));
