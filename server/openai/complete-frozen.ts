@@ -61,6 +61,8 @@ export function toUpstreamBody(req: GenerationRequest): Record<string, unknown> 
   if (req.topP !== undefined) body.top_p = req.topP;
   if (req.stop.length > 0) body.stop = req.stop;
   if (req.seed !== undefined) body.seed = req.seed;
+  if (req.penalties !== undefined && req.penalties.frequency !== 0) body.frequency_penalty = req.penalties.frequency;
+  if (req.penalties !== undefined && req.penalties.presence !== 0) body.presence_penalty = req.penalties.presence;
   if (req.logprobs) {
     body.logprobs = true;
     if (req.topLogprobs > 0) body.top_logprobs = req.topLogprobs;

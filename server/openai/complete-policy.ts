@@ -8,6 +8,7 @@ import { newCallId } from "./call-id.ts";
 import type { Completion, CompletionChoice, CompletionMeta, CompletionSink, FinishReason } from "./completion.ts";
 import { constrainDecoding, type DecodingConstraint } from "./constrain-decoding.ts";
 import { conflict, HttpError } from "./errors.ts";
+import { refuseSamplingReshapes } from "./sampling-reshapes.ts";
 import { type ChoiceOutput, finishChoice } from "./finish-choice.ts";
 import type { GenerationRequest } from "./generation-request.ts";
 import { TextFollower } from "./text-follower.ts";
@@ -54,6 +55,7 @@ type Head = Pick<Completion, "id" | "created" | "model">;
  */
 export async function completeWithPolicy(call: PolicyCall, sink?: CompletionSink): Promise<Completion> {
   const { policy, request } = call;
+  refuseSamplingReshapes(request);
   const clock: CallClock = { startedAt: Date.now(), t0: performance.now() };
   const callId = newCallId(clock.startedAt);
   const prompt = toPrompt(await renderPrompt(call));

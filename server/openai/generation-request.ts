@@ -29,6 +29,9 @@ export interface GenerationRequest {
   topLogprobs: number;
   n: number;
   responseFormat: ResponseFormat;
+  /** OpenAI's `frequency_penalty` and `presence_penalty` (0 when absent), and whether a non-empty `logit_bias` came: see sampling-reshapes.ts. */
+  penalties?: { frequency: number; presence: number };
+  logitBias?: boolean;
   /** Extra variables for the chat template (`enable_thinking`). */
   templateKwargs: Record<string, unknown>;
   /** Field names as the client's API spells them, for 400s. */

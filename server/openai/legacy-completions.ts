@@ -1,6 +1,7 @@
 import { type Completion, completionChunk, type CompletionHead, type CompletionSink, completionHead } from "./completion.ts";
 import type { GenerationRequest } from "./generation-request.ts";
 import type { CompletionRequest } from "./schemas.ts";
+import { hasBias } from "./to-turn-messages.ts";
 import type { SseWriter } from "./sse-writer.ts";
 
 /** A legacy completion request: the prompt is tokenized as it stands (no chat template). */
@@ -22,6 +23,8 @@ export function fromCompletionRequest(body: CompletionRequest): GenerationReques
     topLogprobs: body.logprobs ?? 0,
     n: body.n ?? 1,
     responseFormat: { type: "text" },
+    penalties: { frequency: body.frequency_penalty ?? 0, presence: body.presence_penalty ?? 0 },
+    logitBias: hasBias(body.logit_bias),
     templateKwargs: {},
     params: { toolChoice: "tool_choice", responseFormat: "response_format" },
   };

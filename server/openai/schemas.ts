@@ -60,6 +60,11 @@ export const ResponseFormatSchema = z.discriminatedUnion("type", [
   }),
 ]);
 
+/** OpenAI's `frequency_penalty` / `presence_penalty` range. */
+const PenaltySchema = z.number().min(-2).max(2);
+/** Token id -> bias, as OpenAI takes it. */
+const LogitBiasSchema = z.record(z.string(), z.number().min(-100).max(100));
+
 /** Extra chat-template variables (vLLM's `chat_template_kwargs`), e.g. `{ enable_thinking: false }`. */
 const TemplateKwargsSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
 
@@ -82,6 +87,9 @@ export const ChatCompletionRequestSchema = z.object({
   n: z.number().int().min(1).max(16).nullish(),
   response_format: ResponseFormatSchema.nullish(),
   chat_template_kwargs: TemplateKwargsSchema.nullish(),
+  frequency_penalty: PenaltySchema.nullish(),
+  presence_penalty: PenaltySchema.nullish(),
+  logit_bias: LogitBiasSchema.nullish(),
   user: z.string().nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
@@ -101,6 +109,9 @@ export const CompletionRequestSchema = z.object({
   stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
   echo: z.literal(false).nullish(),
   suffix: z.null().optional(),
+  frequency_penalty: PenaltySchema.nullish(),
+  presence_penalty: PenaltySchema.nullish(),
+  logit_bias: LogitBiasSchema.nullish(),
   user: z.string().nullish(),
 });
 export type CompletionRequest = z.infer<typeof CompletionRequestSchema>;

@@ -26,6 +26,7 @@ export function simpleChatRequest(body: unknown): ChatCompletionRequest | null {
   if (!optional(body.top_logprobs, (v) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= 20)) return null;
   if (!optional(body.n, (v) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= 16)) return null;
   if (!optional(body.user, isString)) return null;
+  if (!optional(body.frequency_penalty, isPenalty) || !optional(body.presence_penalty, isPenalty) || !absent(body.logit_bias)) return null;
   return body as ChatCompletionRequest;
 }
 
@@ -35,6 +36,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 const isString = (v: unknown): boolean => typeof v === "string";
 const isBoolean = (v: unknown): boolean => typeof v === "boolean";
+const isPenalty = (v: unknown): boolean => typeof v === "number" && v >= -2 && v <= 2;
 const isPositiveInt = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) > 0;
 
 /** Absent: what `.nullish()` takes as nothing. */

@@ -44,6 +44,11 @@ export function toResponseFormat(f: ChatCompletionRequest["response_format"]): R
   return { type: "json_schema", name: f.json_schema.name, schema: f.json_schema.schema ?? {} };
 }
 
+/** A `logit_bias` that biases something (`{}` and null bias nothing). */
+export function hasBias(bias: Record<string, number> | null | undefined): boolean {
+  return bias !== undefined && bias !== null && Object.keys(bias).length > 0;
+}
+
 /** A validated chat completion request in the server's terms. */
 export function fromChatRequest(body: ChatCompletionRequest): GenerationRequest {
   if (body.top_logprobs !== undefined && body.top_logprobs !== null && body.logprobs !== true) {
@@ -65,6 +70,8 @@ export function fromChatRequest(body: ChatCompletionRequest): GenerationRequest 
     topLogprobs: body.top_logprobs ?? 0,
     n: body.n ?? 1,
     responseFormat: toResponseFormat(body.response_format),
+    penalties: { frequency: body.frequency_penalty ?? 0, presence: body.presence_penalty ?? 0 },
+    logitBias: hasBias(body.logit_bias),
     templateKwargs: body.chat_template_kwargs ?? {},
     params: CHAT_PARAMS,
   };

@@ -82,6 +82,25 @@ describe("request checks", () => {
   });
 });
 
+describe("sampling a policy cannot honour", () => {
+  it("a frequency or presence penalty or a logit bias is a 400 naming the field; 0 and {} are accepted", async () => {
+    const { chat, post, store } = await setup(["x<|im_end|>", "y<|im_end|>"]);
+    for (const [field, value] of [["frequency_penalty", 0.5], ["presence_penalty", -1], ["logit_bias", { "5": 10 }]] as const) {
+      const res = await chat({ messages: USER, [field]: value });
+      expect([res.statusCode, res.json().error.code, res.json().error.param], field).toEqual([400, "AJ_ERR_UNSUPPORTED_PARAMETER", field]);
+      expect(res.json().error.message).toContain("own distribution");
+    }
+    const legacy = await post("/v1/completions", { prompt: "p", frequency_penalty: 1 });
+    expect([legacy.statusCode, legacy.json().error.param]).toEqual([400, "frequency_penalty"]);
+    const outOfRange = await chat({ messages: USER, presence_penalty: 3 });
+    expect([outOfRange.statusCode, outOfRange.json().error.code]).toEqual([400, "AJ_ERR_INVALID_REQUEST"]);
+    expect(store.tracker.callsOf("e1")).toHaveLength(0);
+    const neutral = await chat({ messages: USER, frequency_penalty: 0, presence_penalty: 0, logit_bias: {} });
+    expect(neutral.statusCode).toBe(200);
+    expect(store.tracker.callsOf("e1")).toHaveLength(1);
+  });
+});
+
 describe("context room", () => {
   it("clips max_tokens to the room left instead of answering empty", async () => {
     const { chat, engine } = await setup(["abcdefghijklmnopqrstuvwxyz<|im_end|>"], { maxContext: 40 });
@@ -182,5 +201,13 @@ describe("frozen upstream failures and forwarding", () => {
     const res = await chat({ logprobs: true, store: true, metadata: { who: "me" }, logit_bias: { "1": 5 }, user: "u", surprise: 1 });
     expect(res.json().choices[0].logprobs.content).toEqual(lp.content);
     expect(Object.keys(bodies[0]!).sort()).toEqual(["logprobs", "messages", "model", "stream"]);
+  });
+
+  it("forwards penalties to a frozen model, which is not trained", async () => {
+    const { chat, bodies } = await frozenSetup(() => ({ status: 200, body: { choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] } }));
+    const res = await chat({ frequency_penalty: 0.5, presence_penalty: 0 });
+    expect(res.statusCode).toBe(200);
+    expect(bodies[0]).toMatchObject({ frequency_penalty: 0.5 });
+    expect(bodies[0]).not.toHaveProperty("presence_penalty");
   });
 });

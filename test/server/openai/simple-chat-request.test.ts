@@ -10,7 +10,7 @@ const anyValue = fc.oneof(
   fc.string({ maxLength: 4 }),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
-const ROOT_FIELDS = ["model", "messages", "stream", "parallel_tool_calls", "logprobs", "max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "top_logprobs", "n", "user", "stop", "tools", "tool_choice", "stream_options", "unknown"];
+const ROOT_FIELDS = ["model", "messages", "stream", "parallel_tool_calls", "logprobs", "max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "top_logprobs", "n", "user", "stop", "tools", "tool_choice", "stream_options", "frequency_penalty", "presence_penalty", "logit_bias", "unknown"];
 const MESSAGE_FIELDS = ["role", "content", "name", "tool_call_id", "tool_calls", "refusal", "unknown"];
 const CALL_FIELDS = ["id", "type", "function", "unknown"];
 
