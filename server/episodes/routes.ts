@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { HttpError } from "../openai/errors.ts";
 import { parseBody } from "../openai/parse-body.ts";
 import type { TrackedCall } from "../tracker/call-record.ts";
-import type { RegisterEpisodeInput } from "./episode.ts";
+import type { Episode, RegisterEpisodeInput } from "./episode.ts";
 import type { EpisodeStore } from "./episode-store.ts";
 import { callerIdentity, episodeOwners } from "./ownership.ts";
+import type { Done, EpisodeAction, EpisodeRefusal } from "./outcomes.ts";
 import { episodeOrHttpError, refusalToHttp } from "./refusal-http.ts";
 import {
   AbortBodySchema,
@@ -96,18 +97,36 @@ export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOpt
     return episodeId;
   };
 
-  app.post("/v1/episodes/:id/heartbeat", client, async (request) => ({ episode: episodeOrHttpError(store.heartbeat(owned(request))) }));
+  /**
+   * The store answers not-found for an episode that is no longer live; over HTTP one that run.db holds
+   * (ended, aborted) is a 409 naming its state, so a client that ends twice or ends after a reclaim
+   * learns what happened instead of being told the episode never existed.
+   */
+  const answer = (episodeId: string, action: EpisodeAction, r: Done | EpisodeRefusal): Episode => {
+    if (r.kind === "not-found") {
+      const state = store.get(episodeId)?.state;
+      if (state !== undefined) throw refusalToHttp({ kind: "wrong-state", episodeId, state, action });
+    }
+    return episodeOrHttpError(r);
+  };
+
+  app.post("/v1/episodes/:id/heartbeat", client, async (request) => {
+    const episodeId = owned(request);
+    return { episode: answer(episodeId, "heartbeat", store.heartbeat(episodeId)) };
+  });
 
   app.post("/v1/episodes/:id/end", client, async (request) => {
     const body = parseBody(EndBodySchema, request.body);
     checkMetadataSize(body.metadata);
     const input = body.metadata === undefined ? { rewards: body.rewards } : { rewards: body.rewards, metadata: body.metadata };
-    return { episode: episodeOrHttpError(store.end(owned(request), input)) };
+    const episodeId = owned(request);
+    return { episode: answer(episodeId, "end", store.end(episodeId, input)) };
   });
 
   app.post("/v1/episodes/:id/abort", client, async (request) => {
     const body = parseBody(AbortBodySchema, request.body);
-    return { episode: episodeOrHttpError(store.abort(owned(request), body.reason)) };
+    const episodeId = owned(request);
+    return { episode: answer(episodeId, "abort", store.abort(episodeId, body.reason)) };
   });
 
   app.get("/v1/episodes/:id", admin, async (request) => {

@@ -42,7 +42,12 @@ describe("episode routes", () => {
     expect(end.json().episode).toMatchObject({ state: "ended", rewards: { solver: 0.5 }, metadata: { turns: 1 } });
     expect((await get("/v1/episodes/e1")).json().episode.state).toBe("ended");
     expect((await get("/v1/episodes/e1/calls")).json().calls).toHaveLength(1);
-    expect((await post("/v1/episodes/e1/end", { rewards: {} })).statusCode).toBe(404);
+    // no longer live, but run.db has it: 409 with its state, not "no episode"
+    const again = await post("/v1/episodes/e1/end", { rewards: {} });
+    expect([again.statusCode, again.json().error.code, again.json().error.message]).toEqual([409, "AJ_ERR_EPISODE_STATE", "episode 'e1' is ended; cannot end"]);
+    expect((await post("/v1/episodes/e1/abort", { reason: { kind: "crash", message: "x" } })).json().error.message).toBe("episode 'e1' is ended; cannot abort");
+    expect((await post("/v1/episodes/e1/heartbeat")).statusCode).toBe(409);
+    expect((await post("/v1/episodes/nope/end", { rewards: {} })).statusCode).toBe(404);
   });
 
   // Regression (issue 18, item 3): the end route checked only the rewards' shape.
