@@ -37,9 +37,14 @@ export async function beginEpisodeRoute(app: FastifyInstance, opts: BeginRouteOp
     const body = parseBody(BeginBodySchema, request.body);
     checkMetadataSize(body.metadata);
     const who = caller(request);
-    if (!(await opts.admit())) {
-      throw new HttpError(503, "AJ_ERR_ENGINE_BUSY", "the engine is syncing weights or its sample pool is full; retry shortly");
-    }
+    // Admitted, the handler goes on a turn later: an episode's end in between can complete a batch and
+    // pause claims for its weight sync. Then it waits again (the sync is what `admit` waits for)
+    // rather than answering 503 at once; the register and claim below run in the turn that saw claims open.
+    do {
+      if (!(await opts.admit())) {
+        throw new HttpError(503, "AJ_ERR_ENGINE_BUSY", "the engine is syncing weights or its sample pool is full; retry shortly");
+      }
+    } while (opts.store.claimsPaused());
     const env = body.env ?? CLIENT_ENV;
     const agents = body.agents ?? { main: { kind: "policy" as const, target: opts.defaultPolicy } };
     // The pool groups by (env, groupId): the task id is part of it, so one caller's tasks stay apart.
