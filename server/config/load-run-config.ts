@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
-import { isMap, LineCounter, parseDocument } from "yaml";
+import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { type RunConfig, RunConfigSchema } from "./run-config.ts";
+import { closestField, unknownFields } from "./unknown-fields.ts";
 
 /** One problem in a run config, located at its field (and line, when the YAML has it). */
 export interface ConfigIssue {
@@ -55,14 +56,8 @@ export function parseRunConfig(text: string, source = "run config"): LoadRunConf
     };
   }
   const input: unknown = doc.toJS() ?? {};
-  const parsed = RunConfigSchema.safeParse(input);
-  if (parsed.success) return { kind: "ok", config: parsed.data };
-  const issues = parsed.error.issues.map((i): ConfigIssue => {
-    const path = i.path.map(String);
-    const issue: ConfigIssue = { path: path.join("."), message: i.message };
-    const hint = hintFor(i, valueAt(input, i.path));
-    if (hint !== undefined) issue.hint = hint;
-    // The nearest node that exists (a missing field points at its parent).
+  /** Puts the issue at the nearest node that exists (a missing field points at its parent). */
+  const locate = (issue: ConfigIssue, path: readonly string[]): ConfigIssue => {
     for (let n = path.length; n >= 0; n--) {
       const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
       const range = (node as { range?: [number, number, number] } | undefined)?.range;
@@ -74,7 +69,32 @@ export function parseRunConfig(text: string, source = "run config"): LoadRunConf
       }
     }
     return issue;
-  });
+  };
+  const parsed = RunConfigSchema.safeParse(input);
+  const issues = parsed.success
+    ? []
+    : parsed.error.issues.map((i): ConfigIssue => {
+        const path = i.path.map(String);
+        const issue: ConfigIssue = { path: path.join("."), message: i.message };
+        const hint = hintFor(i, valueAt(input, i.path));
+        if (hint !== undefined) issue.hint = hint;
+        return locate(issue, path);
+      });
+  for (const u of unknownFields(input)) {
+    const path = [...u.path, u.key].map(String);
+    const near = closestField(u.key, u.fields);
+    const issue: ConfigIssue = { path: path.join("."), message: `not a field (${u.path.length === 0 ? "the run config" : u.path.join(".")} has: ${u.fields.join(", ")})` };
+    issue.hint = near === undefined ? "every field: agentjet config docs" : `did you mean '${near}'?`;
+    // at the key itself, not its value
+    const parent = u.path.length === 0 ? doc.contents : doc.getIn(u.path, true);
+    const pair = isMap(parent) ? parent.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === u.key) : undefined;
+    const range = isScalar(pair?.key) ? pair.key.range : undefined;
+    if (range) {
+      const pos = lines.linePos(range[0]);
+      issues.push(Object.assign(issue, { line: pos.line, column: pos.col }));
+    } else issues.push(locate(issue, path));
+  }
+  if (parsed.success && issues.length === 0) return { kind: "ok", config: parsed.data };
   return { kind: "invalid", source, issues };
 }
 

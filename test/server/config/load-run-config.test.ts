@@ -44,6 +44,27 @@ describe("run config loading", () => {
     expect(r.issues.find((i) => i.path === "policies.main.tokenizer")!.line).toBe(3);
   });
 
+  it("a misspelt field is an issue at its key with the closest field, not dropped (zod drops unknown keys)", () => {
+    const yaml = `${GOOD}run: { stepz: 10 }\nbatching:\n  batchTask: 4\n  Strategy: tasks\n`;
+    const r = parseRunConfig(yaml, "run.yaml");
+    if (r.kind !== "invalid") throw new Error("expected invalid");
+    expect(r.issues).toEqual([
+      expect.objectContaining({ path: "run.stepz", message: expect.stringContaining("not a field (run has: dir, seed, steps"), hint: "did you mean 'steps'?", line: 7, column: 8 }),
+      expect.objectContaining({ path: "batching.batchTask", hint: "did you mean 'batchTasks'?", line: 9, column: 3 }),
+      expect.objectContaining({ path: "batching.Strategy", hint: "did you mean 'strategy'?" }),
+    ]);
+    const far = parseRunConfig(`${GOOD}colour: blue\n`);
+    expect(far.kind === "invalid" && far.issues[0]!.hint).toBe("every field: agentjet config docs");
+  });
+
+  it("checks the fields of a discriminated engine by its kind, and lets maps and options take any key", () => {
+    const engine = parseRunConfig(`${GOOD}frozen:\n  opp: { baseUrl: "http://h/v1", model: m }\n`.replace("main: {}", "main: { engine: { kind: embedded, baseUrls: [x] } }"));
+    if (engine.kind !== "invalid") throw new Error("expected invalid");
+    expect(engine.issues.map((i) => i.path)).toEqual(["policies.main.engine.baseUrls"]);
+    const maps = parseRunConfig(GOOD.replace("roles: { solver: main }", "roles: { solver: main, '*': main }\n    options: { data: x, anything: { nested: 1 } }"));
+    expect(maps.kind).toBe("ok");
+  });
+
   it("reports YAML syntax errors with a position, and unreadable files", async () => {
     const r = parseRunConfig("policies: [\n");
     expect(r.kind).toBe("invalid");
