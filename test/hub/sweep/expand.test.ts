@@ -203,6 +203,10 @@ describe("sweep expansion: bad input is a coded usage error naming the field", (
     expect(await failure(inline("name: b\nparameter:\n  run.steps: [1]"))).toMatchObject({ code: "AJ_ERR_SWEEP_INVALID_FILE", message: expect.stringContaining("parameter") });
     expect(await failure(inline("name: b\nsearch: random\nparameters:\n  run.steps: [1]"))).toMatchObject({ code: "AJ_ERR_SWEEP_INVALID_FILE", message: expect.stringContaining("samples") });
     expect(await failure(inline("name: b\nbase: x.yaml\nseeds: [1]"))).toMatchObject({ code: "AJ_ERR_SWEEP_INVALID_FILE", message: expect.stringContaining("exactly one") });
+    // a misspelt field of the inline config, which zod alone would drop
+    const typo = await failure(inline("name: b\nseeds: [1]", BASE.replace("steps: 5", "stepz: 5")));
+    expect(typo).toMatchObject({ code: "AJ_ERR_SWEEP_INVALID_FILE", message: expect.stringContaining("config.run.stepz: not a field") });
+    expect(typo.message).toContain("did you mean 'steps'?");
   });
 
   it("reads `base` relative to the sweep file; a missing one is not-found", async () => {
