@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { type RunConfig, RunConfigSchema } from "./run-config.ts";
-import { closestField, unknownFields } from "./unknown-fields.ts";
+import { closestField, EXTENSION, unknownFields } from "./unknown-fields.ts";
 
 /** One problem in a run config, located at its field (and line, when the YAML has it). */
 export interface ConfigIssue {
@@ -42,7 +42,8 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 /** Parses and validates a run config (YAML text). `source` names it in messages. */
 export function parseRunConfig(text: string, source = "run config"): LoadRunConfigResult {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  // merge keys (`<<: *defaults`) merge, as YAML 1.1 tools do
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, merge: true });
   if (doc.errors.length > 0) {
     return {
       kind: "invalid",
@@ -84,7 +85,7 @@ export function parseRunConfig(text: string, source = "run config"): LoadRunConf
     const path = [...u.path, u.key].map(String);
     const near = closestField(u.key, u.fields);
     const issue: ConfigIssue = { path: path.join("."), message: `not a field (${u.path.length === 0 ? "the run config" : u.path.join(".")} has: ${u.fields.join(", ")})` };
-    issue.hint = near === undefined ? "every field: agentjet config docs" : `did you mean '${near}'?`;
+    issue.hint = near === undefined ? `every field: agentjet config docs; a key of your own (YAML anchors) starts with ${EXTENSION}` : `did you mean '${near}'?`;
     // at the key itself, not its value
     const parent = u.path.length === 0 ? doc.contents : doc.getIn(u.path, true);
     const pair = isMap(parent) ? parent.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === u.key) : undefined;

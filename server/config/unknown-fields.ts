@@ -11,6 +11,9 @@ export interface UnknownField {
 
 let schema: JsonSchemaNode | undefined;
 
+/** Keys starting with this are the user's own (a home for YAML anchors, as in docker-compose): never fields, never refused. */
+export const EXTENSION = "x-";
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 const alternatives = (s: JsonSchemaNode): JsonSchemaNode[] => s.anyOf ?? s.oneOf ?? [s];
 
@@ -36,8 +39,8 @@ function walk(node: JsonSchemaNode, value: unknown, path: Array<string | number>
     const alt = objects.reduce((best, a) => (unknownIn(a).length < unknownIn(best).length ? a : best));
     for (const [k, v] of Object.entries(value)) {
       const child = alt.properties![k];
-      if (child === undefined) out.push({ path, key: k, fields: Object.keys(alt.properties!) });
-      else walk(child, v, [...path, k], out);
+      if (child !== undefined) walk(child, v, [...path, k], out);
+      else if (!k.startsWith(EXTENSION)) out.push({ path, key: k, fields: Object.keys(alt.properties!) });
     }
     return;
   }
@@ -50,6 +53,7 @@ function walk(node: JsonSchemaNode, value: unknown, path: Array<string | number>
  * Keys of a run config (as parsed from YAML or JSON, before validation) that name no field: zod drops
  * them silently, so a misspelt `run.stepz` would run with the default steps. Maps (`policies`,
  * `environments[].roles`, `options`) take any key; their values are checked as their entries' schema.
+ * Keys starting with `x-` are left alone.
  */
 export function unknownFields(input: unknown): UnknownField[] {
   schema ??= runConfigJsonSchema() as JsonSchemaNode;

@@ -54,7 +54,7 @@ describe("run config loading", () => {
       expect.objectContaining({ path: "batching.Strategy", hint: "did you mean 'strategy'?" }),
     ]);
     const far = parseRunConfig(`${GOOD}colour: blue\n`);
-    expect(far.kind === "invalid" && far.issues[0]!.hint).toBe("every field: agentjet config docs");
+    expect(far.kind === "invalid" && far.issues[0]!.hint).toBe("every field: agentjet config docs; a key of your own (YAML anchors) starts with x-");
   });
 
   it("checks the fields of a discriminated engine by its kind, and lets maps and options take any key", () => {
@@ -63,6 +63,14 @@ describe("run config loading", () => {
     expect(engine.issues.map((i) => i.path)).toEqual(["policies.main.engine.baseUrls"]);
     const maps = parseRunConfig(GOOD.replace("roles: { solver: main }", "roles: { solver: main, '*': main }\n    options: { data: x, anything: { nested: 1 } }"));
     expect(maps.kind).toBe("ok");
+  });
+
+  it("YAML merge keys merge; keys starting with x- hold anchors and are left alone", () => {
+    const yaml = `x-defaults: &d { engine: { kind: embedded }, optimizer: { lr: 0.0001 } }\npolicies:\n  main: { <<: *d, tokenizer: embedded }\nenvironments: [{ name: arith, roles: { solver: main } }]\n`;
+    const r = parseRunConfig(yaml);
+    expect(r.kind === "ok" && r.config.policies.main!.optimizer.lr).toBe(0.0001);
+    const plain = parseRunConfig(yaml.replace("x-defaults", "defaults"));
+    expect(plain.kind === "invalid" && plain.issues.map((i) => [i.path, i.hint])).toEqual([["defaults", "every field: agentjet config docs; a key of your own (YAML anchors) starts with x-"]]);
   });
 
   it("reports YAML syntax errors with a position, and unreadable files", async () => {
