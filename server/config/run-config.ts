@@ -78,6 +78,7 @@ export const FrozenModelSchema = z.object({
   model: z.string().min(1).describe("Model name sent to the endpoint"),
   apiKey: z.string().optional().describe("Defaults to $OPENAI_API_KEY"),
   temperature: z.number().min(0).optional().describe("Overrides the request's temperature"),
+  timeoutMs: z.number().int().positive().default(120_000).describe("A call the endpoint has not answered in this long fails as unavailable (503)"),
 });
 export type FrozenModelConfig = z.infer<typeof FrozenModelSchema>;
 

@@ -1,12 +1,27 @@
 import type { FrozenModelConfig } from "../config/run-config.ts";
 import { AgentJetServerError } from "../errors.ts";
 
+/** How an upstream call failed: it answered an HTTP error, answered nothing usable, could not be reached, or did not answer in time. */
+export type UpstreamFailure = "status" | "malformed" | "unreachable" | "timeout";
+
 export class FrozenUpstreamError extends AgentJetServerError {
   readonly status: number;
-  constructor(model: string, status: number, detail: string, options?: { cause?: unknown }) {
+  readonly failure: UpstreamFailure;
+  /** What went wrong, for logs (an upstream's body, cut) and, unreachable or timed out, for the client. */
+  readonly detail: string;
+  constructor(model: string, status: number, detail: string, options?: { cause?: unknown; failure?: UpstreamFailure }) {
     super("AJ_ERR_FROZEN_UPSTREAM", `frozen model '${model}' failed (${status}): ${detail}`, options);
     this.status = status;
+    this.failure = options?.failure ?? "status";
+    this.detail = detail;
   }
+}
+
+/** What a failed fetch says about why (`ECONNREFUSED`, `ENOTFOUND`, ...), for the message. */
+function networkReason(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  if (typeof cause?.code === "string") return cause.code;
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** The parts of an upstream chat completion the server reads (it passes the rest through). */
@@ -48,19 +63,22 @@ export function createFrozenModel(name: string, config: FrozenModelConfig, deps:
       const headers: Record<string, string> = { "content-type": "application/json" };
       if (apiKey) headers.authorization = `Bearer ${apiKey}`;
       let res: Response;
+      let text: string;
+      const signal = AbortSignal.timeout(config.timeoutMs);
       try {
-        res = await doFetch(url, { method: "POST", headers, body: JSON.stringify(request) });
+        res = await doFetch(url, { method: "POST", headers, body: JSON.stringify(request), signal });
+        text = await res.text();
       } catch (err) {
-        throw new FrozenUpstreamError(name, 502, "unreachable", { cause: err });
+        if (signal.aborted) throw new FrozenUpstreamError(name, 504, `no answer in ${config.timeoutMs} ms`, { cause: err, failure: "timeout" });
+        throw new FrozenUpstreamError(name, 502, networkReason(err), { cause: err, failure: "unreachable" });
       }
-      const text = await res.text();
       if (!res.ok) throw new FrozenUpstreamError(name, res.status, text.slice(0, 500));
       try {
         const json = JSON.parse(text) as UpstreamCompletion;
         if (!Array.isArray(json.choices) || json.choices.length === 0) throw new Error("no choices");
         return json;
       } catch (err) {
-        throw new FrozenUpstreamError(name, 502, "malformed response", { cause: err });
+        throw new FrozenUpstreamError(name, 502, "malformed response", { cause: err, failure: "malformed" });
       }
     },
   };

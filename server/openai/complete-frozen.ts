@@ -74,12 +74,25 @@ export function toUpstreamBody(req: GenerationRequest): Record<string, unknown> 
   return body;
 }
 
-/** Upstream failures answer with our own message: 503 when the endpoint is busy or down, else 502. */
+/**
+ * Upstream failures answer with our own message: 503 when the endpoint is busy or silent past its
+ * timeout (retry later), else 502 (a gateway's answer for an upstream it cannot reach, too). Never the
+ * upstream's body or address.
+ */
 function upstreamError(model: string, err: FrozenUpstreamError): HttpError {
   const busy = err.status === 429 || err.status === 503 || err.status === 504;
-  const message = busy
-    ? `frozen model '${model}' is unavailable (its endpoint answered ${err.status}); retry later`
-    : `frozen model '${model}' failed (its endpoint answered ${err.status === 502 ? "with no usable completion" : err.status}); this is not a problem with your key or request`;
+  const retry = "; retry later";
+  const fault = "; this is not a problem with your key or request";
+  const message =
+    err.failure === "unreachable"
+      ? `frozen model '${model}' is unreachable (${err.detail})${retry}`
+      : err.failure === "timeout"
+        ? `frozen model '${model}' did not answer in time (${err.detail})${retry}`
+        : err.failure === "malformed"
+          ? `frozen model '${model}' failed (its endpoint answered with no usable completion)${fault}`
+          : busy
+            ? `frozen model '${model}' is unavailable (its endpoint answered ${err.status})${retry}`
+            : `frozen model '${model}' failed (its endpoint answered ${err.status})${fault}`;
   return new HttpError(busy ? 503 : 502, err.code, message, { cause: err });
 }
 

@@ -192,6 +192,29 @@ describe("frozen upstream failures and forwarding", () => {
     expect(r429.json().error.code).toBe("AJ_ERR_FROZEN_UPSTREAM");
   });
 
+  it("an unreachable upstream is our 502 saying so (it had said 'no usable completion'); one silent past timeoutMs our 503 (it waited forever)", async () => {
+    const closed = Fastify();
+    const closedUrl = await closed.listen({ host: "127.0.0.1", port: 0 });
+    await closed.close();
+    const silent = Fastify();
+    silent.post("/v1/chat/completions", () => new Promise(() => {}));
+    const silentUrl = await silent.listen({ host: "127.0.0.1", port: 0 });
+    apps.push(silent);
+    const frozen = { down: { baseUrl: `${closedUrl}/v1`, model: "m" }, quiet: { baseUrl: `${silentUrl}/v1`, model: "m", timeoutMs: 200 } };
+    const app = await buildTestServer({ main: scriptedEngine([]) }, { config: testConfig({ frozen }) });
+    apps.push(app);
+    app.agentjet.store.register({ episodeId: "f", taskId: "t", env: "e", agents: { d: { kind: "frozen", target: "down" }, q: { kind: "frozen", target: "quiet" } } });
+    const c = app.agentjet.store.claim();
+    if (c.kind !== "claimed") throw new Error("no claim");
+    const chat = (key: string) => app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${key}` }, payload: { model: "x", messages: USER } });
+    const down = await chat(c.keys.d!);
+    expect([down.statusCode, down.json().error.code, down.json().error.message]).toEqual([502, "AJ_ERR_FROZEN_UPSTREAM", "frozen model 'down' is unreachable (ECONNREFUSED); retry later"]);
+    const t0 = Date.now();
+    const quiet = await chat(c.keys.q!);
+    expect([quiet.statusCode, quiet.json().error.message]).toEqual([503, "frozen model 'quiet' did not answer in time (no answer in 200 ms); retry later"]);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+  });
+
   it("forwards only the allowed fields and keeps the upstream's log-probs", async () => {
     const lp = { content: [{ token: "Hi", logprob: -0.5, bytes: [72, 105], top_logprobs: [] }] };
     const { chat, bodies } = await frozenSetup(() => ({
