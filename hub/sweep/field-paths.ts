@@ -1,4 +1,4 @@
-import { type JsonSchemaNode, runConfigJsonSchema } from "../../server/config/index.ts";
+import { type JsonSchemaNode, runConfigJsonSchema, schemaAlternatives as alternatives } from "../../server/config/index.ts";
 import { UnknownFieldError } from "./errors.ts";
 
 /**
@@ -36,10 +36,6 @@ export function formatFieldPath(segments: readonly Segment[]): string {
 }
 
 type Walk = { ok: true; nodes: JsonSchema[] } | { ok: false; why: string; depth: number };
-
-function alternatives(s: JsonSchema): JsonSchema[] {
-  return s.anyOf ?? s.oneOf ?? [s];
-}
 
 function describeType(s: JsonSchema): string {
   return Array.isArray(s.type) ? s.type.join(" or ") : (s.type ?? "value");

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
-import { formatConfigIssues, loadRunConfig, parseRunConfig, type RunConfig } from "../../server/config/index.ts";
+import { checkRunConfig, formatConfigIssues, loadRunConfig, type RunConfig } from "../../server/config/index.ts";
 import { InvalidSweepFileError, SweepFileNotFoundError } from "./errors.ts";
 
 /** A value range of random search: uniform in [min, max], or log-uniform with `log`; rounded with `int`. */
@@ -94,8 +94,8 @@ export async function parseSweepFile(text: string, source: string): Promise<Load
     if (loaded.kind === "invalid") throw new InvalidSweepFileError(source, `base config is not a valid run config:\n${formatConfigIssues(loaded)}`);
     return { sweep, base: loaded.config, source };
   }
-  // through the run config's own loader, so a misspelt field is refused here too
-  const inline = parseRunConfig(JSON.stringify(sweep.config ?? {}), "config");
+  // the run config's own checks, so a misspelt field is refused here too
+  const inline = checkRunConfig(sweep.config ?? {}, "config");
   if (inline.kind !== "ok") {
     const issues = inline.kind === "invalid" ? inline.issues.map((i) => `config.${i.path}: ${i.message}${i.hint === undefined ? "" : ` (hint: ${i.hint})`}`) : [inline.message];
     throw new InvalidSweepFileError(source, `config is not a valid run config: ${issues.join("; ")}`);

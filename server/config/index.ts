@@ -1,7 +1,7 @@
 /** The run config: its schema (the one home), loading YAML with located issues, its JSON Schema and docs. Light: zod and yaml only. */
 export { renderConfigDocs } from "./config-docs.ts";
-export { runConfigJsonSchema, type JsonSchemaNode } from "./json-schema.ts";
-export { formatConfigIssues, loadRunConfig, parseRunConfig } from "./load-run-config.ts";
+export { runConfigJsonSchema, schemaAlternatives, type JsonSchemaNode } from "./json-schema.ts";
+export { checkRunConfig, formatConfigIssues, loadRunConfig, parseRunConfig } from "./load-run-config.ts";
 export {
   EmbeddedModelSchema,
   OptimizerSchema,

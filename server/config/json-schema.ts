@@ -9,6 +9,11 @@ export function runConfigJsonSchema(): Record<string, unknown> {
   };
 }
 
+/** A node's alternatives (`anyOf`, or zod's discriminated `oneOf`), or the node itself when it has none. */
+export function schemaAlternatives(s: JsonSchemaNode): JsonSchemaNode[] {
+  return s.anyOf ?? s.oneOf ?? [s];
+}
+
 /** The parts of a JSON Schema node (as zod's toJSONSchema writes them) that our docs and field-path checks read. */
 export type JsonSchemaNode = {
   type?: string | string[];

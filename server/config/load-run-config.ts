@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import { type Document, isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { type RunConfig, RunConfigSchema } from "./run-config.ts";
 import { closestField, EXTENSION, unknownFields } from "./unknown-fields.ts";
@@ -57,46 +57,67 @@ export function parseRunConfig(text: string, source = "run config"): LoadRunConf
     };
   }
   const input: unknown = doc.toJS() ?? {};
-  /** Puts the issue at the nearest node that exists (a missing field points at its parent). */
-  const locate = (issue: ConfigIssue, path: readonly string[]): ConfigIssue => {
-    for (let n = path.length; n >= 0; n--) {
-      const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
-      const range = (node as { range?: [number, number, number] } | undefined)?.range;
-      if (range && (n > 0 || isMap(node))) {
-        const pos = lines.linePos(range[0]);
-        issue.line = pos.line;
-        issue.column = pos.col;
-        break;
-      }
-    }
-    return issue;
-  };
+  const checked = checkConfig(input);
+  if (checked.config !== undefined) return { kind: "ok", config: checked.config };
+  return { kind: "invalid", source, issues: checked.issues.map(({ issue, path, atKey }) => locate(doc, lines, issue, path, atKey)) };
+}
+
+/**
+ * Validates a run config already read (an object, not YAML: a sweep's inline `config`): its issues name
+ * their fields but no lines.
+ */
+export function checkRunConfig(input: unknown, source = "run config"): LoadRunConfigResult {
+  const checked = checkConfig(input);
+  if (checked.config !== undefined) return { kind: "ok", config: checked.config };
+  return { kind: "invalid", source, issues: checked.issues.map((i) => i.issue) };
+}
+
+interface UnlocatedIssue {
+  issue: ConfigIssue;
+  path: string[];
+  /** An unknown key: point at the key itself, not at its value. */
+  atKey: boolean;
+}
+
+/** The schema's issues and the keys that name no field; the config when there are none. */
+function checkConfig(input: unknown): { config?: RunConfig; issues: UnlocatedIssue[] } {
   const parsed = RunConfigSchema.safeParse(input);
   const issues = parsed.success
     ? []
-    : parsed.error.issues.map((i): ConfigIssue => {
+    : parsed.error.issues.map((i): UnlocatedIssue => {
         const path = i.path.map(String);
         const issue: ConfigIssue = { path: path.join("."), message: i.message };
         const hint = hintFor(i, valueAt(input, i.path));
         if (hint !== undefined) issue.hint = hint;
-        return locate(issue, path);
+        return { issue, path, atKey: false };
       });
   for (const u of unknownFields(input)) {
     const path = [...u.path, u.key].map(String);
     const near = closestField(u.key, u.fields);
     const issue: ConfigIssue = { path: path.join("."), message: `not a field (${u.path.length === 0 ? "the run config" : u.path.join(".")} has: ${u.fields.join(", ")})` };
     issue.hint = near === undefined ? `every field: agentjet config docs; a key of your own (YAML anchors) starts with ${EXTENSION}` : `did you mean '${near}'?`;
-    // at the key itself, not its value
-    const parent = u.path.length === 0 ? doc.contents : doc.getIn(u.path, true);
-    const pair = isMap(parent) ? parent.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === u.key) : undefined;
-    const range = isScalar(pair?.key) ? pair.key.range : undefined;
-    if (range) {
-      const pos = lines.linePos(range[0]);
-      issues.push(Object.assign(issue, { line: pos.line, column: pos.col }));
-    } else issues.push(locate(issue, path));
+    issues.push({ issue, path, atKey: true });
   }
-  if (parsed.success && issues.length === 0) return { kind: "ok", config: parsed.data };
-  return { kind: "invalid", source, issues };
+  return parsed.success && issues.length === 0 ? { config: parsed.data, issues } : { issues };
+}
+
+/** Puts an issue at its key (`atKey`), else at the nearest node that exists (a missing field points at its parent). */
+function locate(doc: Document, lines: LineCounter, issue: ConfigIssue, path: readonly string[], atKey: boolean): ConfigIssue {
+  const at = (offset: number): ConfigIssue => {
+    const pos = lines.linePos(offset);
+    return Object.assign(issue, { line: pos.line, column: pos.col });
+  };
+  if (atKey) {
+    const parent = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
+    const pair = isMap(parent) ? parent.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === path[path.length - 1]) : undefined;
+    if (isScalar(pair?.key) && pair.key.range) return at(pair.key.range[0]);
+  }
+  for (let n = path.length; n >= 0; n--) {
+    const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+    const range = (node as { range?: [number, number, number] } | undefined)?.range;
+    if (range && (n > 0 || isMap(node))) return at(range[0]);
+  }
+  return issue;
 }
 
 export async function loadRunConfig(path: string): Promise<LoadRunConfigResult> {

@@ -1,4 +1,4 @@
-import { type JsonSchemaNode, runConfigJsonSchema } from "./json-schema.ts";
+import { type JsonSchemaNode, runConfigJsonSchema, schemaAlternatives as alternatives } from "./json-schema.ts";
 
 /** A key of the input that names no field of the run config. */
 export interface UnknownField {
@@ -15,7 +15,6 @@ let schema: JsonSchemaNode | undefined;
 export const EXTENSION = "x-";
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
-const alternatives = (s: JsonSchemaNode): JsonSchemaNode[] => s.anyOf ?? s.oneOf ?? [s];
 
 /** A discriminated alternative (`kind: embedded`) matches only its own `kind`. */
 function matchesKind(alt: JsonSchemaNode, value: Record<string, unknown>): boolean {
