@@ -80,20 +80,25 @@ export function toUpstreamBody(req: GenerationRequest): Record<string, unknown> 
  * upstream's body or address.
  */
 function upstreamError(model: string, err: FrozenUpstreamError): HttpError {
-  const busy = err.status === 429 || err.status === 503 || err.status === 504;
-  const retry = "; retry later";
-  const fault = "; this is not a problem with your key or request";
-  const message =
-    err.failure === "unreachable"
-      ? `frozen model '${model}' is unreachable (${err.detail})${retry}`
-      : err.failure === "timeout"
-        ? `frozen model '${model}' did not answer in time (${err.detail})${retry}`
-        : err.failure === "malformed"
-          ? `frozen model '${model}' failed (its endpoint answered with no usable completion)${fault}`
-          : busy
-            ? `frozen model '${model}' is unavailable (its endpoint answered ${err.status})${retry}`
-            : `frozen model '${model}' failed (its endpoint answered ${err.status})${fault}`;
-  return new HttpError(busy ? 503 : 502, err.code, message, { cause: err });
+  const [status, what, retry] = upstreamAnswer(err);
+  const next = retry ? "retry later" : "this is not a problem with your key or request";
+  return new HttpError(status, err.code, `frozen model '${model}' ${what}; ${next}`, { cause: err });
+}
+
+/** Our status, our words for how the upstream call failed, and whether a retry may succeed. */
+function upstreamAnswer(err: FrozenUpstreamError): [503 | 502, string, boolean] {
+  switch (err.failure) {
+    case "unreachable":
+      return [502, `is unreachable (${err.detail})`, true];
+    case "timeout":
+      return [503, `did not answer in time (${err.detail})`, true];
+    case "malformed":
+      return [502, "failed (its endpoint answered with no usable completion)", false];
+    case "status":
+      return err.status === 429 || err.status === 503 || err.status === 504
+        ? [503, `is unavailable (its endpoint answered ${err.status})`, true]
+        : [502, `failed (its endpoint answered ${err.status})`, false];
+  }
 }
 
 function readLogprobs(raw: unknown): TokenLogprob[] | null {

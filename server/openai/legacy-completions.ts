@@ -1,7 +1,7 @@
 import { type Completion, completionChunk, type CompletionHead, type CompletionSink, completionHead } from "./completion.ts";
 import type { GenerationRequest } from "./generation-request.ts";
 import type { CompletionRequest } from "./schemas.ts";
-import { hasBias } from "./to-turn-messages.ts";
+import { hasBias } from "./sampling-reshapes.ts";
 import type { SseWriter } from "./sse-writer.ts";
 
 /** A legacy completion request: the prompt is tokenized as it stands (no chat template). */

@@ -10,9 +10,15 @@ import { HttpError } from "./errors.ts";
  */
 export function refuseSamplingReshapes(req: GenerationRequest): void {
   const why = "a trained policy samples from its own distribution (its calls train on those log-probs)";
-  if (req.penalties !== undefined && req.penalties.frequency !== 0) unsupported("frequency_penalty", `${why}; send 0 or leave it out`);
-  if (req.penalties !== undefined && req.penalties.presence !== 0) unsupported("presence_penalty", `${why}; send 0 or leave it out`);
+  const { frequency = 0, presence = 0 } = req.penalties ?? {};
+  if (frequency !== 0) unsupported("frequency_penalty", `${why}; send 0 or leave it out`);
+  if (presence !== 0) unsupported("presence_penalty", `${why}; send 0 or leave it out`);
   if (req.logitBias === true) unsupported("logit_bias", `${why}; leave it out`);
+}
+
+/** A `logit_bias` that biases something (`{}` and null bias nothing). */
+export function hasBias(bias: Record<string, number> | null | undefined): boolean {
+  return bias !== undefined && bias !== null && Object.keys(bias).length > 0;
 }
 
 function unsupported(param: string, message: string): never {

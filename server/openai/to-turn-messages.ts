@@ -1,6 +1,7 @@
 import type { ChatTurnMessage, ToolDefinition } from "../tokenizers/tokenizer.ts";
 import { HttpError } from "./errors.ts";
 import type { GenerationRequest, ResponseFormat, ToolChoice } from "./generation-request.ts";
+import { hasBias } from "./sampling-reshapes.ts";
 import type { ChatCompletionRequest, ChatMessage } from "./schemas.ts";
 
 function joinContent(content: ChatMessage["content"] | null | undefined): string {
@@ -42,11 +43,6 @@ export function toResponseFormat(f: ChatCompletionRequest["response_format"]): R
   if (!f || f.type === "text") return { type: "text" };
   if (f.type === "json_object") return { type: "json_object" };
   return { type: "json_schema", name: f.json_schema.name, schema: f.json_schema.schema ?? {} };
-}
-
-/** A `logit_bias` that biases something (`{}` and null bias nothing). */
-export function hasBias(bias: Record<string, number> | null | undefined): boolean {
-  return bias !== undefined && bias !== null && Object.keys(bias).length > 0;
 }
 
 /** A validated chat completion request in the server's terms. */
