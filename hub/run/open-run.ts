@@ -15,6 +15,7 @@ import { groupsTrainedBy } from "../train/trained-ledger.ts";
 import type { RunEvent } from "../train/events.ts";
 import { type PreparedEnvironment, prepareEnvironments } from "../train/prepare-environments.ts";
 import { writeOrStop } from "../train/storage.ts";
+import { lockRunDir, type RunDirLock } from "./run-dir-lock.ts";
 import { runStartStage } from "../train/warm-start.ts";
 import type { ProgressSink } from "../train/progress.ts";
 import { assembleRun } from "./assemble-run.ts";
@@ -76,15 +77,39 @@ export async function openRun(
     log?: (level: "info" | "warn" | "error", message: string, fields?: Record<string, unknown>) => void;
   },
 ): Promise<OpenedRun> {
-  const { config, progress } = o;
   const runDir = resolve(o.runDir);
+  // `--resume` of a directory that is not there creates nothing
+  if (o.resume && !existsSync(runDir)) throw new NoCheckpointError(runDir, "the directory does not exist");
+  writeOrStop(runDir, "create the run directory", () => mkdirSync(runDir, { recursive: true }));
+  // held before the run directory is read: who else runs in it is the first thing to know
+  const lock = lockRunDir(runDir);
+  try {
+    return await openLocked(o, service, { runDir, ...whatToResume(o, runDir) }, lock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+/** The checkpoint `--resume` continues from, or a run to play again from step 0; refuses a start the directory does not allow. */
+function whatToResume(o: OpenRunOptions, runDir: string): { resumed: Extract<ReturnType<typeof readLatestCheckpoint>, { kind: "ok" }> | undefined; restart: boolean } {
   const checkpoint = o.resume ? readLatestCheckpoint(runDir) : undefined;
   // A run killed before its first checkpoint kept nothing in any weights: `--resume` plays it again from step 0.
   const restart = checkpoint?.kind === "none" && existsSync(join(runDir, "run.db"));
   if (checkpoint?.kind === "none" && !restart) throw new NoCheckpointError(runDir, checkpoint.why);
-  const resumed = checkpoint?.kind === "ok" ? checkpoint : undefined;
   if (!o.resume && existsSync(join(runDir, "run.db"))) throw new RunDirInUseError(runDir);
-  writeOrStop(runDir, "create the run directory", () => mkdirSync(runDir, { recursive: true }));
+  return { resumed: checkpoint?.kind === "ok" ? checkpoint : undefined, restart };
+}
+
+/** `openRun` once this process holds the run directory: every write of the run happens here, and the lock goes with the run's cleanup. */
+async function openLocked(
+  o: OpenRunOptions,
+  service: Parameters<typeof openRun>[1],
+  at: { runDir: string } & ReturnType<typeof whatToResume>,
+  lock: RunDirLock,
+): Promise<OpenedRun> {
+  const { config, progress } = o;
+  const { runDir, resumed, restart } = at;
   if (!o.resume) {
     const saved = { ...config, run: { ...config.run, dir: runDir } };
     const file = join(runDir, "config.yaml");
@@ -114,7 +139,8 @@ export async function openRun(
     o.onEvent?.(note);
   }
   const envs = await prepareEnvironments(config, { projectDir: o.projectDir, maxInstances: config.clients.concurrency, log: (m) => log("info", m) });
-  const cleanups: Array<() => Promise<void>> = [async () => void (await Promise.all(envs.map((e) => e.runtime.close())))];
+  // run in reverse: the lock goes last, once nothing of the run writes any more
+  const cleanups: Array<() => Promise<void>> = [async () => lock.release(), async () => void (await Promise.all(envs.map((e) => e.runtime.close())))];
   const cleanup = async (): Promise<void> => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
     cleanups.length = 0;

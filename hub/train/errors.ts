@@ -12,6 +12,17 @@ export class RunDirInUseError extends TrainError {
   }
 }
 
+/** Another live process runs in the same run directory (`<run-dir>/run.lock`). */
+export class RunDirLockedError extends TrainError {
+  constructor(runDir: string, holder: { pid: number; host: string; since: string } | null, lockFile: string) {
+    const who = holder ? `process ${holder.pid} on ${holder.host}, since ${holder.since}` : "another process";
+    super(
+      "AJ_ERR_TRAIN_RUN_DIR_IN_USE",
+      `run directory '${runDir}' is in use by ${who}: stop it first (a run continues with --resume once it stopped), or pick another --run-dir; if that process is gone, remove ${lockFile}`,
+    );
+  }
+}
+
 export class NoCheckpointError extends TrainError {
   constructor(runDir: string, why: string) {
     super("AJ_ERR_TRAIN_NO_CHECKPOINT", `cannot resume '${runDir}': ${why}`);

@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readEvents } from "./helpers.ts";
-import { REPO, removeTempDirs, runCli, tempDir } from "../helpers.ts";
+import { type CliResult, REPO, removeTempDirs, runCli, tempDir } from "../helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -90,6 +90,27 @@ describe("agentjet train (CLI)", () => {
     const events = readEvents(join(cwd, "run"));
     expect(events.filter((e) => e.type === "step").map((e) => (e as { step: number }).step)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(events.at(-1)).toMatchObject({ type: "end", reason: "done", step: 8 });
+  });
+
+  // Regression: `train --resume run` while another `train` ran in `run` was accepted, and both wrote the
+  // same run.db, metrics.jsonl and checkpoints at once.
+  it("a second train or --resume on a run directory in use is refused, naming the process; the lock goes when the run stops", { timeout: 180_000 }, async () => {
+    const cwd = tempDir("train-cli");
+    const args = ["train", "--example", "quickstart", "--warm-start", "0", "--steps", "200", "--port", "0", "--run-dir", "run", "--json", "--no-report"];
+    let second: Promise<[CliResult, CliResult]> | null = null;
+    const first = await runCli(args, cwd, (stdout, child) => {
+      if (second !== null || !stdout.includes('"type":"step","time"')) return;
+      second = Promise.all([runCli(["train", "--resume", "run", "--port", "0"], cwd), runCli(args, cwd)]).finally(() => child.kill("SIGINT"));
+    });
+    expect(first.code, first.stderr).toBe(130);
+    const [resumed, again] = await second!;
+    for (const r of [resumed, again]) {
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("AJ_ERR_TRAIN_RUN_DIR_IN_USE");
+      expect(r.stderr).toMatch(/is in use by process \d+ on /);
+    }
+    expect(existsSync(join(cwd, "run", "run.lock"))).toBe(false);
+    expect(readEvents(join(cwd, "run")).filter((e) => e.type === "start")).toHaveLength(1);
   });
 
   // Regression (issue 22, item 8): a terminal's Ctrl-C reaches the whole foreground process group, so the
