@@ -147,7 +147,9 @@ export class RunLoop {
     scheduler.subscribe((e) => {
       this.#stats.observe(e);
       if (e.type === "batch" && ++batchesSinceStep > MAX_IDLE_SYNCS && !this.#stopping) {
-        this.#finish({ reason: "failed", error: new NoProgressError(batchesSinceStep, this.#step) });
+        const what = `${batchesSinceStep} batches in a row finished without a training step (${this.#step} steps so far)`;
+        const failed = failuresSaid(this.#stats.tail().failures);
+        this.#finish({ reason: "failed", error: failed ? new NoProgressError(what, failed) : new NoProgressError(what) });
       }
       if (e.type === "episode-end") {
         this.#emit(episodeEndEvent(e, this.#step));
@@ -293,7 +295,7 @@ export class RunLoop {
       void coordinator.stop();
       this.#finish({ reason: "done" });
     } else if (this.#step >= steps * 4 + MAX_IDLE_SYNCS) {
-      this.#finish({ reason: "failed", error: new NoProgressError(this.#step, this.#version()) });
+      this.#finish({ reason: "failed", error: new NoProgressError(`${this.#step} training steps ran but the least trained policy is at step ${this.#version()} of ${steps}`) });
     }
   }
 
@@ -336,6 +338,12 @@ export class RunLoop {
       etaS: perStep === null ? null : ((config.run.steps - this.#step) * perStep) / 1000,
     });
   }
+}
+
+/** The attempts that failed since the last step, as the cause of a run that trains nothing (null when none failed). */
+function failuresSaid(failures: Record<string, number>): string | null {
+  const parts = Object.entries(failures).map(([kind, n]) => `${n} ${kind}`);
+  return parts.length === 0 ? null : `episodes keep failing and are never scored (${parts.join(", ")}; the clients' logs say why)`;
 }
 
 /**

@@ -44,12 +44,10 @@ export class EnvironmentSetupError extends TrainError {
 /** A config entry's `path` holds another plugin, or another version, than the entry names. */
 export class PluginMismatchError extends withCode(TrainError, "AJ_ERR_TRAIN_PLUGIN_MISMATCH") {}
 
+/** Batches keep finishing and nothing trains; `what` says what was counted, `why` the likely cause. */
 export class NoProgressError extends TrainError {
-  constructor(batches: number, steps: number) {
-    super(
-      "AJ_ERR_TRAIN_NO_PROGRESS",
-      `${batches} batches finished but only ${steps} training steps ran: the batching strategy or filtering keeps dropping every batch`,
-    );
+  constructor(what: string, why = "the batching strategy or filtering keeps dropping every batch") {
+    super("AJ_ERR_TRAIN_NO_PROGRESS", `${what}: ${why}`);
   }
 }
 

@@ -25,7 +25,7 @@ describe("AgentJetError, the one root", () => {
       [new EnvironmentNotFoundError("none"), RegistryError, "EnvironmentNotFoundError", "AJ_ERR_ENV_NOT_FOUND"],
       [new NoTasksError("env", "train"), SchedulerError, "NoTasksError", "AJ_ERR_SCHEDULER_NO_TASKS"],
       [new NoCampaignError("dir", "gone"), SweepError, "NoCampaignError", "AJ_ERR_SWEEP_NO_CAMPAIGN"],
-      [new NoProgressError(3, 0), TrainError, "NoProgressError", "AJ_ERR_TRAIN_NO_PROGRESS"],
+      [new NoProgressError("3 batches in a row finished without a training step"), TrainError, "NoProgressError", "AJ_ERR_TRAIN_NO_PROGRESS"],
       [new NotRunningError("r1", "done"), McpToolError, "NotRunningError", "AJ_ERR_MCP_NOT_RUNNING"],
       [new ChatCompletionError(500, "boom"), SwarmClientError, "ChatCompletionError", "AJ_ERR_CLIENT_CHAT"],
       [new RewardModelError("AJ_ERR_JUDGE_FAILED", "no verdict", { cause }), AgentJetError, "RewardModelError", "AJ_ERR_JUDGE_FAILED"],

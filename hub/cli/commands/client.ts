@@ -1,5 +1,6 @@
 import { type ClientEnvironment, ENV_MISMATCH_CODE, SwarmClient } from "../../../sdk/swarm/index.ts";
 import { resolveClientEnvs } from "../../swarm/client-environments.ts";
+import { createFailureLog } from "../../swarm/failure-log.ts";
 import { reloadLocalPlugins } from "../../swarm/reload-local-plugins.ts";
 import { createWorkflowLoader } from "../../swarm/workflow-loader.ts";
 import { EXIT, exitCodeFor, flagCommand } from "../command.ts";
@@ -89,6 +90,7 @@ export const command = flagCommand(FLAGS, {
       return EXIT.notFound;
     }
     const log = (line: string) => process.stderr.write(`agentjet client: ${line}\n`);
+    const failures = createFailureLog(log);
     const opened = new Map<string, ClientEnvironment>();
     for (const s of sources) opened.set(s.name, await s.open());
     const loader = args.workflow
@@ -112,6 +114,7 @@ export const command = flagCommand(FLAGS, {
           fatal(e.code);
         } else if (e.type === "error" && e.code === ENV_MISMATCH_CODE) log(`not every environment here fits the run (${e.code}):\n  ${e.message.split("\n").join("\n  ")}`);
         else if (e.type === "error") log(`${e.code}: ${e.message}`);
+        else if (e.type === "episode-abort") failures.failed(e.episodeId, e.kind, e.message);
       },
     });
     const reloader = args.watch ? reloadLocalPlugins({ sources, opened, client, log }) : null;
@@ -130,6 +133,7 @@ export const command = flagCommand(FLAGS, {
     const retired = reloader?.close();
     loader?.close();
     await client.stop();
+    failures.close();
     await retired;
     await Promise.all([...opened.values()].map((o) => o.runtime.close()));
     return signal === "fatal" ? exitCodeFor(fatalCode) : EXIT.interrupted;
