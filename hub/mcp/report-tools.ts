@@ -29,6 +29,7 @@ const ReportSummary = z.object({
   failedGroups: z.object({ groups: z.number(), episodes: z.number() }),
   skill: Skill,
   rewardParts: z.array(z.object({ env: z.string(), part: z.string(), episodes: z.number(), mean: z.number(), first: z.number(), last: z.number() })),
+  skippedLines: z.array(z.number().int()).describe("Lines of metrics.jsonl that could not be read (a torn last line, or a damaged file): left out of the summary"),
   files: z.array(z.string()),
 });
 

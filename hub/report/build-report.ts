@@ -24,12 +24,14 @@ export interface ReportSummary {
   skill: SkillSummary;
   /** Reward parts of episodes scored by reward models or judges (empty when none were). */
   rewardParts: RewardPartRow[];
+  /** Line numbers of metrics.jsonl that were not read (not JSON, or not a run event): a torn last line, or a damaged file. */
+  skippedLines: number[];
   files: string[];
 }
 
 /** Writes report.html and plots/*.svg for a run directory from its metrics.jsonl. */
 export async function buildReport(runDir: string): Promise<ReportSummary> {
-  const { events } = readMetrics(join(runDir, "metrics.jsonl"));
+  const { events, skipped } = readMetrics(join(runDir, "metrics.jsonl"));
   const steps = events.filter((e): e is StepEvent => e.type === "step");
   const evals = events.filter((e): e is EvalEvent => e.type === "eval");
   const charts = chartsFor(events);
@@ -45,7 +47,7 @@ export async function buildReport(runDir: string): Promise<ReportSummary> {
     svgs.push({ chart, svg, file: `plots/${slug}.svg` });
   }
   const tails = events.flatMap((e) => (e.type === "end" ? [{ failures: e.failures ?? {}, failedGroups: e.failedGroups ?? { groups: 0, episodes: 0 } }] : []));
-  const summary: ReportSummary = { ...summarise(steps, files, rewardsByCodeVersion(events), tails), skill: summariseSkill(events), rewardParts: rewardPartRows(events) };
+  const summary: ReportSummary = { ...summarise(steps, files, rewardsByCodeVersion(events), tails), skill: summariseSkill(events), rewardParts: rewardPartRows(events), skippedLines: skipped };
   const html = renderHtml(events, summary, evals, svgs);
   const reportPath = join(runDir, "report.html");
   writeFileSync(reportPath, html);
@@ -71,7 +73,7 @@ function summarise(
   files: string[],
   codeVersions: CodeVersionRow[],
   tails: ReadonlyArray<{ failures: Record<string, number>; failedGroups: { groups: number; episodes: number } }>,
-): Omit<ReportSummary, "skill" | "rewardParts"> {
+): Omit<ReportSummary, "skill" | "rewardParts" | "skippedLines"> {
   const q = Math.max(1, Math.floor(steps.length / 4));
   const callTokens = steps.reduce((a, s) => a + s.merging.callTokens, 0);
   const sampleTokens = steps.reduce((a, s) => a + s.merging.sampleTokens, 0);
@@ -107,6 +109,12 @@ function skillRows(skill: SkillSummary): string {
       return `<tr><td>${esc(env)}</td><td>${from}</td>${pctCell(g?.first)}${pctCell(g?.last)}${pctCell(sm?.first)}${pctCell(sm?.last)}<td>${(g ?? sm)?.lastStep ?? "-"}</td></tr>`;
     })
     .join("");
+}
+
+/** The warning for lines of metrics.jsonl left out of the report (the terminal's and the page's). */
+export function skippedLinesWarning(lines: readonly number[]): string {
+  const shown = lines.length > 10 ? `${lines.slice(0, 10).join(", ")}, ...` : lines.join(", ");
+  return `metrics.jsonl: ${lines.length} line(s) could not be read and are left out of this report (line ${shown}): the numbers below may be incomplete`;
 }
 
 /** A decision rate (invalid or fallback) of all seats asked, then per role when the environment counted roles. */
@@ -159,7 +167,9 @@ function renderHtml(
     .filter((s) => s.chart.points.length > 0)
     .map((s) => `<figure>${s.svg}<figcaption><a href="${s.file}">${esc(s.chart.title)}</a></figcaption></figure>`)
     .join("\n");
-  const warnings = summary.skill.warnings.map((w) => `<p class="warn">${esc(w)}</p>`).join("\n");
+  const warnings = [...(summary.skippedLines.length ? [skippedLinesWarning(summary.skippedLines)] : []), ...summary.skill.warnings]
+    .map((w) => `<p class="warn">${esc(w)}</p>`)
+    .join("\n");
   const lastWarm = new Map(warm.map((w) => [w.policy, w]));
   const warmText = [...lastWarm.values()]
     .map((w) => `${esc(w.policy)}: ${w.steps} supervised steps on ${w.demos} demonstrations in ${(w.elapsedMs / 1000).toFixed(1)} s, final loss ${w.loss.toFixed(3)}, ${(w.demoMatch * 100).toFixed(0)}% replayed`)

@@ -28,7 +28,11 @@ export function chartsFor(events: readonly RunEvent[]): Record<string, LineChart
     tokens.push({ x: s.step, y: s.merging.callTokens, series: "unmerged (per call)" });
     tokens.push({ x: s.step, y: s.merging.sampleTokens, series: "merged samples" });
   }
-  const evalPoints = evals.map((e) => ({ x: e.step, y: e.meanReward, series: `${e.env} (${e.split})` }));
+  // One line per environment, split and mode: greedy and sampled evaluations of one step differ, and
+  // the evaluation before the warm-start shares step 0 with the one after it (left out, as above).
+  const evalPoints = evals
+    .filter((e) => e.stage !== "init")
+    .map((e) => ({ x: e.step, y: e.meanReward, series: `${e.env} (${e.split}) ${e.mode ?? "sampled"}` }));
   const evalSuccess = evals
     .filter((e) => e.stage !== "init")
     .map((e) => ({ x: e.step, y: e.success, series: `${e.env} ${e.mode ?? "sampled"}` }));

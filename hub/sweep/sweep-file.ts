@@ -19,7 +19,9 @@ export const RangeSchema = z
 export type ValueRange = z.infer<typeof RangeSchema>;
 
 /** The values of one swept field: a list (grid: every one; random: a uniform pick) or a range (random only). */
-export const ParameterSchema = z.union([z.array(z.unknown()), RangeSchema]);
+export const ParameterSchema = z.union([z.array(z.unknown()), RangeSchema], {
+  error: (issue) => (issue.code === "invalid_union" ? "expected a list of values ([1e-4, 3e-4]), or a range {min, max, log?, int?} for search: random" : undefined),
+});
 export type ParameterSpec = z.infer<typeof ParameterSchema>;
 
 /** The sweep file (`agentjet sweep <sweep.yaml>`): a base run config and the fields to vary. */

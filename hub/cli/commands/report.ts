@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildReport } from "../../report/build-report.ts";
+import { buildReport, skippedLinesWarning } from "../../report/build-report.ts";
 import { type Command, EXIT, exitCodeFor } from "../command.ts";
 
 export const command: Command = {
@@ -42,6 +42,7 @@ Exit codes: 0 written, 2 usage, 3 not a run directory. With --json an error prin
     if (values.json) console.log(JSON.stringify(summary));
     else {
       console.log(`report: ${summary.steps} steps`);
+      if (summary.skippedLines.length > 0) console.log(`  warning: ${skippedLinesWarning(summary.skippedLines)}`);
       for (const line of summary.skill.headline) console.log(`  ${line}`);
       for (const warning of summary.skill.warnings) console.log(`  warning: ${warning}`);
       for (const [env, r] of Object.entries(summary.rewardLast))

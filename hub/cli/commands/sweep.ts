@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { campaignPath, createCampaign, readCampaign } from "../../sweep/campaign.ts";
 import { CampaignExistsError, SweepError } from "../../sweep/errors.ts";
@@ -182,16 +182,18 @@ async function main(out: Output, values: Values, positionals: string[]): Promise
   const loaded = await loadSweepFile(positionals[0]!);
   const runs = expandSweep(loaded);
   const dir = resolve(values["campaign-dir"] ?? join("sweeps", loaded.sweep.name));
+  // Before the dry run too, so that a dry run that says "valid" is one that would start.
+  if (existsSync(campaignPath(dir))) throw new CampaignExistsError(dir);
   if (values["dry-run"]) {
     for (const r of runs) {
       const params = Object.entries(r.params).map(([k, v]) => `${k}=${formatValue(v)}`);
       if (values.json) process.stdout.write(`${JSON.stringify({ id: r.id, params: r.params, seed: r.seed, config: r.config })}\n`);
       else process.stdout.write(`${r.id}: ${[...params, `seed=${r.seed}`].join(" ")}\n`);
     }
-    if (!values.json) process.stdout.write(`${runs.length} runs, valid; campaign directory would be ${relative(projectDir, dir) || "."}\n`);
+    const shown = relative(projectDir, dir);
+    if (!values.json) process.stdout.write(`${runs.length} runs, valid; campaign directory would be ${shown === "" ? "." : shown.startsWith("..") || isAbsolute(shown) ? dir : shown}\n`);
     return EXIT.ok;
   }
-  if (existsSync(campaignPath(dir))) throw new CampaignExistsError(dir);
   const campaign = createCampaign(dir, { name: loaded.sweep.name, sweepFile: loaded.source, parallel: parallel ?? loaded.sweep.parallel, runs });
   return runWithSignals(
     (signal, force) => runSweep({ dir, campaign, parallel: campaign.parallel, projectDir, resumed: false, signal, force, emit: out.emit }),

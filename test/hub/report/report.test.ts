@@ -1,10 +1,12 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { buildReport } from "../../../hub/report/build-report.ts";
+import { chartsFor } from "../../../hub/report/charts.ts";
 import { readMetrics } from "../../../hub/report/read-metrics.ts";
 import type { RunEvent } from "../../../hub/train/events.ts";
+import { command as reportCommand } from "../../../hub/cli/commands/report.ts";
 
 function stepEvent(step: number, reward: number): RunEvent {
   return {
@@ -118,5 +120,50 @@ describe("report", () => {
     expect(html).toContain("the policy collapsed");
     expect(html).toContain("<td>countdown</td>");
     expect(existsSync(join(dir, "plots", "eval-success.svg"))).toBe(true);
+  });
+
+  // A damaged line in the middle of metrics.jsonl (here: a step) was dropped without a word: the report
+  // said "1 steps" for a run of 2, and nothing told the user that numbers were missing.
+  it("says which lines of metrics.jsonl it could not read (terminal, --json and report.html)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-report-"));
+    const lines = [
+      JSON.stringify({ type: "start", time: "t", runDir: dir, steps: 2, policies: ["main"], environments: ["arith"] }),
+      '{"type":"step", damaged',
+      JSON.stringify(stepEvent(2, 0.5)),
+      JSON.stringify({ type: "end", time: "t", reason: "done", step: 2 }),
+    ];
+    writeFileSync(join(dir, "metrics.jsonl"), `${lines.join("\n")}\n`);
+    const summary = await buildReport(dir);
+    expect(summary.steps).toBe(1);
+    expect(summary.skippedLines).toEqual([2]);
+    expect(readFileSync(join(dir, "report.html"), "utf8")).toContain("metrics.jsonl: 1 line(s) could not be read and are left out of this report (line 2)");
+    const printed: string[] = [];
+    const log = vi.spyOn(console, "log").mockImplementation((line: unknown) => void printed.push(String(line)));
+    try {
+      expect(await reportCommand.run([dir])).toBe(0);
+      expect(printed.join("\n")).toContain("warning: metrics.jsonl: 1 line(s) could not be read");
+      printed.length = 0;
+      expect(await reportCommand.run([dir, "--json"])).toBe(0);
+      expect(JSON.parse(printed[0]!)).toMatchObject({ steps: 1, skippedLines: [2] });
+    } finally {
+      log.mockRestore();
+    }
+    // an intact file reports none
+    writeFileSync(join(dir, "metrics.jsonl"), `${[lines[0], lines[2], lines[3]].join("\n")}\n`);
+    expect((await buildReport(dir)).skippedLines).toEqual([]);
+  });
+
+  // The evaluation reward chart drew greedy and sampled evaluations (and the one before the warm-start,
+  // also at step 0) as one series, so its line zigzagged between the modes at every evaluation step.
+  it("draws evaluation reward one line per environment, split and mode, without the evaluation before the warm-start", () => {
+    const ev = (step: number, mode: "greedy" | "sampled", meanReward: number, stage: "init" | "rl" = "rl"): RunEvent =>
+      ({ type: "eval", time: "t", step, env: "arith", split: "test", episodes: 10, meanReward, success: meanReward, mode, stage }) as RunEvent;
+    const chart = chartsFor([ev(0, "greedy", 0, "init"), ev(0, "sampled", 0.01, "init"), ev(0, "greedy", 0.3), ev(0, "sampled", 0.2), ev(5, "greedy", 0.6), ev(5, "sampled", 0.4)])["eval-reward"]!;
+    expect(chart.points).toEqual([
+      { x: 0, y: 0.3, series: "arith (test) greedy" },
+      { x: 0, y: 0.2, series: "arith (test) sampled" },
+      { x: 5, y: 0.6, series: "arith (test) greedy" },
+      { x: 5, y: 0.4, series: "arith (test) sampled" },
+    ]);
   });
 });

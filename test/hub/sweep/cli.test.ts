@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPO, removeTempDirs, runCli, tempDir } from "../helpers.ts";
@@ -29,6 +29,24 @@ describe("agentjet sweep: the CLI's answers to bad input", () => {
     const flag = await runCli(["sweep", "x.yaml", "--parallel", "0"], dir);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("--parallel");
+  });
+
+  // A dry run said "valid" for a campaign directory that already held a sweep, which the real start refuses.
+  it("--dry-run refuses a campaign directory that already holds a sweep, as the real start does", async () => {
+    const dir = tempDir("sweep-cli");
+    writeFileSync(join(dir, "sweep.yaml"), `name: dry\nbase: ${join(REPO, "examples", "quickstart.yaml")}\nseeds: [1]\n`);
+    const fresh = await runCli(["sweep", "sweep.yaml", "--dry-run", "--campaign-dir", join(dir, "c")], dir);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(fresh.stdout).toContain("1 runs, valid; campaign directory would be c\n");
+    mkdirSync(join(dir, "c"));
+    writeFileSync(join(dir, "c", "campaign.json"), "{}");
+    const taken = await runCli(["sweep", "sweep.yaml", "--dry-run", "--campaign-dir", "c", "--json"], dir);
+    expect(taken.code).toBe(2);
+    expect(jsonLines(taken.stdout)).toEqual([expect.objectContaining({ event: "error", code: "AJ_ERR_SWEEP_CAMPAIGN_EXISTS" })]);
+    // a directory outside the working directory is shown as given, not as ../../..
+    const outside = tempDir("sweep-cli");
+    const far = await runCli(["sweep", join(dir, "sweep.yaml"), "--dry-run", "--campaign-dir", join(outside, "c2")], REPO);
+    expect(far.stdout).toContain(`campaign directory would be ${join(outside, "c2")}\n`);
   });
 
   it("--help explains the sweep file with an example; the shipped example expands and validates (--dry-run)", async () => {

@@ -209,6 +209,14 @@ describe("sweep expansion: bad input is a coded usage error naming the field", (
     expect(typo.message).toContain("did you mean 'steps'?");
   });
 
+  // A bare value where a list belongs said only "Invalid input", naming neither a list nor a range.
+  it("a parameter given one value, not a list, says what it takes; a range's own checks still speak", async () => {
+    const scalar = await failure(inline("name: b\nparameters:\n  policies.main.optimizer.lr: 0.001"));
+    expect(scalar).toMatchObject({ code: "AJ_ERR_SWEEP_INVALID_FILE", message: expect.stringContaining("parameters.policies.main.optimizer.lr: expected a list of values") });
+    const logRange = await failure(inline("name: b\nsearch: random\nsamples: 2\nparameters:\n  policies.main.optimizer.lr: { min: 0, max: 0.1, log: true }"));
+    expect(logRange.message).toContain("log ranges need min > 0");
+  });
+
   it("reads `base` relative to the sweep file; a missing one is not-found", async () => {
     const dir = tempDir("sweep-base");
     writeFileSync(join(dir, "base.yaml"), BASE);
