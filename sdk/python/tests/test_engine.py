@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import unittest
+from pathlib import Path
 
 from _chat import chat
 from _server import ADMIN_TOKEN, CLIENT_TOKEN, ServerTestCase, tiny_config
@@ -43,6 +47,14 @@ class EngineTests(ServerTestCase):
 
         self.admin.stop_engine()
         self.assertEqual(self.admin.wait_for_engine("offline", timeout_s=120)["state"], "offline")
+
+    def test_the_cli_uses_the_admin_token_for_admin_commands_when_both_are_set(self) -> None:
+        src = str(Path(__file__).resolve().parents[1] / "src")
+        env = {**os.environ, "PYTHONPATH": src, "AGENTJET_URL": self.server.url, "AGENTJET_CLIENT_TOKEN": CLIENT_TOKEN, "AGENTJET_ADMIN_TOKEN": ADMIN_TOKEN}
+        stop = subprocess.run([sys.executable, "-m", "agentjet", "stop"], env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(stop.returncode, 0, stop.stderr)  # the admin's shell holds both tokens: stop takes the admin one
+        forced = subprocess.run([sys.executable, "-m", "agentjet", "--token", CLIENT_TOKEN, "stop"], env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(forced.returncode, 4, forced.stderr)  # --token wins
 
 
 if __name__ == "__main__":

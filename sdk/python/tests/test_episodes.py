@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 import unittest
 import warnings
@@ -10,7 +11,7 @@ from _chat import chat
 from _server import ADMIN_TOKEN, CLIENT_TOKEN, ServerTestCase, tiny_config
 
 import agentjet
-from agentjet import EpisodeClosedError, EpisodeLostError, SwarmClient
+from agentjet import BadRequestError, EpisodeClosedError, EpisodeLostError, SwarmClient
 
 IDLE_TIMEOUT_S = 3
 
@@ -112,6 +113,66 @@ class EpisodeTests(ServerTestCase):
             episode.end({"nobody": 1.0})
         self.assertEqual(episode.state, "running")
         episode.end(0.0)
+
+    def test_metadata_that_is_not_json_is_refused_before_anything_is_sent(self) -> None:
+        with self.assertRaises(ValueError):
+            self.client.begin_episode("task-11", env="pysdk", metadata={"score": float("nan")})
+        episode = self.client.begin_episode("task-11", env="pysdk")
+        with self.assertRaises(ValueError) as caught:
+            episode.end(1.0, metadata={"score": float("inf")})  # the server could not parse it
+        self.assertIn("NaN", str(caught.exception))
+        self.assertEqual(episode.state, "running")
+        self.assertEqual(episode.end(1.0, metadata={"score": None})["state"], "ended")
+
+    def test_every_policy_agent_needs_a_reward_before_anything_is_sent(self) -> None:
+        episode = self.client.begin_episode("task-10", env="pysdk", agents=["alice", "bob"])
+        with self.assertRaises(ValueError) as caught:
+            episode.end({"alice": 1.0})  # the server would abort the whole episode for the missing 'bob'
+        self.assertIn("'bob'", str(caught.exception))
+        self.assertEqual(episode.state, "running")
+        self.assertEqual(self.admin.episode_info(episode.id)["state"], "claimed")
+        self.assertEqual(episode.end({"alice": 1.0, "bob": 0.0})["state"], "ended")
+
+    def test_rewards_the_server_refuses_leave_the_episode_aborted(self) -> None:
+        episode = self.client.begin_episode("add-3-4", env="arith")  # arith declares rewards in [0, 1]
+        with self.assertRaises(BadRequestError) as caught:
+            episode.end(5.0)
+        self.assertEqual(caught.exception.code, "AJ_ERR_EPISODE_REWARDS")
+        self.assertEqual(episode.state, "aborted")
+        self.assertEqual(self.admin.episode_info(episode.id)["state"], "aborted")
+        with self.assertRaises(EpisodeClosedError):
+            episode.end(1.0)
+
+    def test_a_dropped_episode_stops_heart_beating_and_is_aborted(self) -> None:
+        def forget() -> str:
+            return self.client.begin_episode("forgotten", env="pysdk").id  # neither ended nor aborted
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            episode_id = forget()
+            gc.collect()
+        deadline = time.monotonic() + 10
+        while self.admin.episode_info(episode_id)["state"] == "claimed" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        view = self.admin.episode_info(episode_id)
+        self.assertEqual(view["state"], "aborted")  # not heart-beaten until the process exits
+        self.assertEqual(view["abortReason"]["kind"], "workflow")
+
+    def test_a_lost_episode_names_the_servers_state_with_a_client_token(self) -> None:
+        quiet = SwarmClient(self.server.url, CLIENT_TOKEN, heartbeat_interval_s=None)
+        episode = quiet.begin_episode("lost-state", env="pysdk")
+        self.admin_abort(episode.id)
+        with self.assertRaises(EpisodeLostError) as caught:
+            episode.end(1.0)
+        self.assertEqual(caught.exception.state, "aborted")  # GET /v1/episodes/:id is not the client token's
+        self.assertIn("state aborted", caught.exception.message)
+
+    def admin_abort(self, episode_id: str) -> None:
+        from agentjet._transport import Transport
+
+        Transport(self.server.url, ADMIN_TOKEN, timeout_s=10, retry=agentjet.Retry()).request(
+            "POST", f"/v1/episodes/{episode_id}/abort", {"reason": {"kind": "cancelled", "message": "by the test"}}
+        )
 
     def test_heartbeats_keep_a_slow_episode_alive_past_the_idle_timeout(self) -> None:
         episode = self.client.begin_episode("slow", env="pysdk")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import unittest
 from typing import List
 
-from agentjet import APIConnectionError, AuthenticationError, ConflictError, InternalServerError, NotFoundError, PermissionDeniedError, Retry
+from typing import Any, Mapping, Optional
+
+from agentjet import APIConnectionError, AuthenticationError, ConflictError, Episode, InternalServerError, NotFoundError, PermissionDeniedError, Retry, SwarmClient
 from agentjet._transport import Transport
 from agentjet.errors import APIStatusError, BadRequestError, status_error
 
@@ -61,6 +63,49 @@ class StatusErrorTests(unittest.TestCase):
         err = status_error(502, "<html>bad gateway</html>", method="GET", url="http://s/")
         self.assertIsInstance(err, InternalServerError)
         self.assertEqual(err.code, "HTTP_502")
+
+
+class RetriedEndTransport(Transport):
+    """A server that applied the first ``end`` but whose answer was lost: the retry meets 409, and a client token may not GET the episode."""
+
+    def __init__(self) -> None:
+        super().__init__("http://127.0.0.1:9", "client-token", timeout_s=1, retry=Retry(total_s=0))
+        self.sent: List[str] = []
+
+    def request(self, method: str, path: str, body: Optional[Mapping[str, Any]] = None, *, idempotent: bool = True, retry: Optional[Retry] = None) -> Any:
+        self.sent.append(f"{method} {path}")
+        url = self.url + path
+        if method == "GET":
+            raise status_error(403, {"error": {"message": f"GET {path} needs the admin token", "code": "AJ_ERR_AUTH_FORBIDDEN"}}, method=method, url=url)
+        action = path.rsplit("/", 1)[1]
+        raise status_error(409, {"error": {"message": f"episode 'ep-1' is ended; cannot {action}", "code": "AJ_ERR_EPISODE_STATE"}}, method=method, url=url)
+
+
+class ClientTokenTests(unittest.TestCase):
+    def episode(self, transport: Transport) -> Episode:
+        agents = {"main": {"kind": "policy", "target": "main"}}
+        return Episode(transport, {"episodeId": "ep-1", "taskId": "t", "env": "e", "agents": agents}, "http://127.0.0.1:9/v1", {"main": "sk-aj-x"}, heartbeat_interval_s=None)
+
+    def test_a_retried_end_the_server_already_applied_is_a_success_with_a_client_token(self) -> None:
+        episode = self.episode(RetriedEndTransport())
+        ended = episode.end(0.7)
+        self.assertEqual(episode.state, "ended")
+        self.assertEqual(ended["state"], "ended")
+        self.assertEqual(ended["rewards"], {"main": 0.7})
+
+    def test_a_lost_episode_names_the_state_the_refusal_gives(self) -> None:
+        episode = self.episode(RetriedEndTransport())
+        with self.assertRaises(Exception) as caught:
+            episode.heartbeat()
+        self.assertEqual(type(caught.exception).__name__, "EpisodeLostError")
+        self.assertEqual(getattr(caught.exception, "state"), "ended")
+        self.assertIn("state ended", str(caught.exception))
+        self.assertNotIn("unknown episode", str(caught.exception))
+
+    def test_a_url_without_a_scheme_is_a_value_error(self) -> None:
+        with self.assertRaises(ValueError) as caught:
+            SwarmClient("127.0.0.1:8700", "t")
+        self.assertIn("http://", str(caught.exception))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from .errors import APIConnectionError, status_error
 
-__all__ = ["Retry", "Transport"]
+__all__ = ["Retry", "Transport", "to_json"]
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Transport:
         headers = {"accept": "application/json"}
         data = None
         if method != "GET":  # the server refuses bodiless POSTs (a browser's "simple" request)
-            data = json.dumps({} if body is None else body).encode("utf-8")
+            data = to_json({} if body is None else body).encode("utf-8")
             headers["content-type"] = "application/json"
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
@@ -115,6 +115,14 @@ class Transport:
             return False
         self._sleep(pause)
         return True
+
+
+def to_json(body: Any) -> str:
+    """The request body as strict JSON: ``ValueError`` for NaN or infinity (which the server cannot parse), ``TypeError`` for what JSON cannot hold."""
+    try:
+        return json.dumps(body, allow_nan=False)
+    except ValueError as err:
+        raise ValueError(f"the request body is not valid JSON: {err} (NaN and infinity have no JSON form; send null or a string)") from None
 
 
 def _parse(raw: bytes) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, List, Optional
 
@@ -23,6 +24,10 @@ EXIT_AUTH = 4
 """The server refused the token (401) or the token may not call the route (403)."""
 
 
+ADMIN_COMMANDS = ("configure", "start", "stop")
+"""Subcommands that need the admin token."""
+
+
 def exit_code(err: AgentJetError) -> int:
     """The exit code a script should end with for an uncaught client error."""
     if isinstance(err, (AuthenticationError, PermissionDeniedError)):
@@ -38,7 +43,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         description="Talk to an agentjet swarm server. Exit codes: 0 ok, 1 server error, 2 usage, 3 unreachable, 4 token refused.",
     )
     parser.add_argument("--url", help="the server (default $AGENTJET_URL, else http://127.0.0.1:8700)")
-    parser.add_argument("--token", help="client or admin token (default $AGENTJET_CLIENT_TOKEN, else $AGENTJET_ADMIN_TOKEN)")
+    parser.add_argument(
+        "--token",
+        help="client or admin token (default $AGENTJET_CLIENT_TOKEN, else $AGENTJET_ADMIN_TOKEN; configure, start and stop prefer $AGENTJET_ADMIN_TOKEN)",
+    )
     parser.add_argument("--retry-s", type=float, default=5.0, help="retry connection errors this long (default 5)")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("status", help="engine state, step and weight versions (JSON)")
@@ -49,7 +57,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     sub.add_parser("stop", help="admin: stop the engine")
     sub.add_parser("agree-sync", help="agree to a weight sync (any-client / all-clients batching)")
     args = parser.parse_args(argv)
-    client = SwarmClient(args.url, args.token, retry=Retry(total_s=args.retry_s))
+    token = args.token
+    if token is None and args.command in ADMIN_COMMANDS:
+        token = os.environ.get("AGENTJET_ADMIN_TOKEN") or None  # the admin's shell often holds both tokens
+    try:
+        client = SwarmClient(args.url, token, retry=Retry(total_s=args.retry_s))
+    except ValueError as err:
+        print(f"agentjet: {err}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         result: Any
         if args.command == "status":

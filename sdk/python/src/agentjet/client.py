@@ -24,7 +24,7 @@ class SwarmClient:
     """
     A connection to one swarm server.
 
-    ``url``: the server, e.g. ``http://gpu-box:8700``. Default ``$AGENTJET_URL``, else ``http://127.0.0.1:8700``.
+    ``url``: the server, e.g. ``http://gpu-box:8700`` (``http://`` or ``https://``, else ``ValueError``). Default ``$AGENTJET_URL``, else ``http://127.0.0.1:8700``.
     ``token``: a client token (begin, end, abort, status, agree_sync) or the admin token (also configure,
     start, stop). Default ``$AGENTJET_CLIENT_TOKEN``, else ``$AGENTJET_ADMIN_TOKEN``; none: no header.
     ``client_id``: names this client in claims and ``agree_sync``. Default ``py-<hostname>-<pid>``.
@@ -49,6 +49,8 @@ class SwarmClient:
         busy_wait_s: float = 600.0,
     ) -> None:
         self.url = (url or os.environ.get("AGENTJET_URL") or DEFAULT_URL).rstrip("/")
+        if not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"url must start with http:// or https:// (e.g. http://gpu-box:8700), got {self.url!r}")
         if token is None:
             token = os.environ.get("AGENTJET_CLIENT_TOKEN") or os.environ.get("AGENTJET_ADMIN_TOKEN")
         self.client_id = client_id or f"py-{socket.gethostname()}-{os.getpid()}"

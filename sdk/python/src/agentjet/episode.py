@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import math
+import re
 import threading
 import warnings
+import weakref
 from types import TracebackType
 from typing import Any, Dict, Mapping, Optional, Type, Union
 
-from ._transport import Retry, Transport
-from .errors import AgentJetError, ConflictError, EpisodeClosedError, EpisodeLostError, NotFoundError
+from ._transport import Retry, Transport, to_json
+from .errors import AgentJetError, APIStatusError, ConflictError, EpisodeClosedError, EpisodeLostError, NotFoundError
 from .types import AgentBinding, EpisodeState, FailureKind
 
 __all__ = ["Episode"]
 
 Rewards = Union[float, Mapping[str, float]]
+
+REWARDS_REFUSED = "AJ_ERR_EPISODE_REWARDS"
+"""The server refused the rewards (outside the environment's range, ...) and aborted the episode."""
+STATE_REFUSED = "AJ_ERR_EPISODE_STATE"
+_STATE_IN_REFUSAL = re.compile(r"episode '[^']*' is ([a-z-]+); cannot ")
 
 
 class Episode:
@@ -25,7 +32,9 @@ class Episode:
 
     Used as a context manager, an exception inside the block aborts the episode and propagates, so a
     crashed agent never becomes reward 0. A background thread heart-beats every ``heartbeat_interval_s``
-    while the episode is open, so slow tools do not let the server reclaim it.
+    while the episode is open, so slow tools do not let the server reclaim it; an episode dropped without
+    :meth:`end` or :meth:`abort` (garbage-collected) stops heart-beating and is aborted, so it never stays
+    claimed on the server for the life of the process.
     """
 
     id: str
@@ -59,7 +68,17 @@ class Episode:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         if heartbeat_interval_s is not None and heartbeat_interval_s > 0:
-            self._thread = threading.Thread(target=self._beat_loop, args=(heartbeat_interval_s,), name=f"agentjet-heartbeat-{self.id}", daemon=True)
+            # The thread holds the episode only weakly: an episode its caller dropped is collected, and the
+            # finalizer wakes the thread to abort it instead of heart-beating it for the life of the process.
+            dropped = threading.Event()
+            finalizer = weakref.finalize(self, _on_drop, self.id, self._stop, dropped)
+            finalizer.atexit = False
+            self._thread = threading.Thread(
+                target=_beat_loop,
+                args=(weakref.ref(self), self._stop, dropped, heartbeat_interval_s, transport, self.id),
+                name=f"agentjet-heartbeat-{self.id}",
+                daemon=True,
+            )
             self._thread.start()
 
     def __repr__(self) -> str:
@@ -91,13 +110,18 @@ class Episode:
     def end(self, rewards: Rewards, metadata: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
         """
         Ends the episode with rewards: ``{agent_id: reward}``, or one number for a single-agent episode.
-        Agents left out get no reward (frozen ones usually). Returns the server's episode JSON. Raises
-        :class:`EpisodeLostError` when the server already gave the episode up (nothing of it is trained).
+        Every agent bound to a policy needs a finite reward (``ValueError`` before anything is sent); frozen
+        agents may be left out. ``metadata`` must be JSON: NaN or infinity in it is a ``ValueError``, also
+        before anything is sent. Returns the server's episode JSON. Raises :class:`EpisodeLostError` when the
+        server already gave the episode up (nothing of it is trained), and :class:`BadRequestError`
+        (``AJ_ERR_EPISODE_REWARDS``) when the server refuses the rewards (e.g. outside the environment's
+        declared range): the server has then aborted the episode, and :attr:`state` is ``aborted``.
         """
         by_agent = self._rewards(rewards)
         body: Dict[str, Any] = {"rewards": by_agent}
         if metadata is not None:
             body["metadata"] = dict(metadata)
+            to_json(body)  # ValueError / TypeError here, while the episode still runs and heart-beats
         return self._finish("end", body, "ended")
 
     def abort(self, reason: str, kind: Union[FailureKind, str] = "workflow") -> Dict[str, Any]:
@@ -149,6 +173,13 @@ class Episode:
                 raise ValueError(f"episode {self.id}: reward of agent '{agent}' must be a finite number, got {value!r}")
             if agent not in self.agents:
                 raise ValueError(f"episode {self.id}: no agent '{agent}' (agents: {sorted(self.agents)})")
+        # The server aborts an episode whose rewards leave out an agent it trains: refuse it here, where the
+        # caller can still fix the call and end the episode.
+        missing = sorted(a for a, b in self.agents.items() if b.get("kind") == "policy" and a not in by_agent)
+        if missing:
+            raise ValueError(
+                f"episode {self.id}: no reward for {', '.join(repr(a) for a in missing)}: every agent bound to a policy needs one (frozen agents may be left out)"
+            )
         return {k: float(v) for k, v in by_agent.items()}
 
     def _finish(self, action: str, body: Mapping[str, Any], final: EpisodeState) -> Dict[str, Any]:
@@ -158,7 +189,12 @@ class Episode:
             if self._state != "running":
                 raise EpisodeClosedError(self.id, self._state, action)
             self._stop_heartbeats()
-            answer = self._close_call(action, body, final=final)
+            try:
+                answer = self._close_call(action, body, final=final)
+            except APIStatusError as err:
+                if err.code == REWARDS_REFUSED:
+                    self._state = "aborted"  # the server aborted the episode when it refused the rewards
+                raise
             self._state = final
             return answer
 
@@ -168,17 +204,27 @@ class Episode:
         try:
             answer = self._transport.request("POST", f"/v1/episodes/{self.id}/{action}", body, idempotent=True, retry=retry)
         except (ConflictError, NotFoundError) as err:
+            # The server's view when this token may read it (GET /v1/episodes/:id takes the admin token),
+            # else the state its refusal names ("episode '...' is ended; cannot end").
             server = self._server_view()
-            if final is not None and server is not None and server.get("state") == final:
+            state = server.get("state") if server is not None else _refused_state(err)
+            if final is not None and state == final:
                 # A retried end/abort whose first try the server had already applied.
+                if server is None:
+                    server = {**self.info, "state": final}
+                    if body is not None and "rewards" in body:
+                        server["rewards"] = dict(body["rewards"])
                 self.info = server
-                return server
+                return dict(server)
+            if state is not None:
+                known = f"state {state}{'; ' + _reason_text(server) if server and server.get('abortReason') else ''}"
+            else:
+                known = "unknown episode" if isinstance(err, NotFoundError) else "its state is unknown"
             self._lost = EpisodeLostError(
                 self.id,
-                f"episode {self.id}: the server no longer runs it ({'state ' + str(server.get('state')) if server else 'unknown episode'}"
-                f"{'; ' + _reason_text(server) if server and server.get('abortReason') else ''}); nothing of it is trained. Server said: {err.message}",
+                f"episode {self.id}: the server no longer runs it ({known}); nothing of it is trained. Server said: {err.message}",
                 code=err.code,
-                state=None if server is None else server.get("state"),
+                state=None if state is None else str(state),
                 abort_reason=None if server is None else server.get("abortReason"),
             )
             self._lost.__cause__ = err
@@ -204,16 +250,44 @@ class Episode:
         if thread is not None and thread is not threading.current_thread():
             thread.join()  # bounded: one heartbeat's retries last at most its interval plus a request timeout
 
-    def _beat_loop(self, interval_s: float) -> None:
-        retry = Retry(total_s=interval_s, initial_s=min(0.2, interval_s / 4), max_s=max(interval_s / 2, 0.05))
-        while not self._stop.wait(interval_s):
-            try:
-                self._close_call("heartbeat", None, retry=retry)
-                self.last_heartbeat_error = None
-            except EpisodeLostError:
-                return
-            except AgentJetError as err:
-                self.last_heartbeat_error = err
+
+def _on_drop(episode_id: str, stop: threading.Event, dropped: threading.Event) -> None:
+    """The finalizer of an episode collected while its heart-beat thread ran (never ended or aborted)."""
+    warnings.warn(f"episode {episode_id} was dropped without end() or abort(); aborting it", ResourceWarning, stacklevel=2)
+    dropped.set()
+    stop.set()
+
+
+def _beat_loop(ref: "weakref.ReferenceType[Episode]", stop: threading.Event, dropped: threading.Event, interval_s: float, transport: Transport, episode_id: str) -> None:
+    """Heart-beats the episode until it closes, holding it only weakly between beats (see ``Episode.__init__``)."""
+    retry = Retry(total_s=interval_s, initial_s=min(0.2, interval_s / 4), max_s=max(interval_s / 2, 0.05))
+    while not stop.wait(interval_s):
+        episode = ref()
+        if episode is None:
+            break
+        try:
+            episode._close_call("heartbeat", None, retry=retry)
+            episode.last_heartbeat_error = None
+        except EpisodeLostError:
+            return
+        except AgentJetError as err:
+            episode.last_heartbeat_error = err
+        finally:
+            del episode  # no strong reference while waiting: the caller may drop the episode
+    if dropped.is_set() or ref() is None:  # collected: its finalizer may not have run yet
+        reason = {"kind": "workflow", "message": "the Episode object was dropped without end() or abort()"}
+        try:
+            transport.request("POST", f"/v1/episodes/{episode_id}/abort", {"reason": reason}, retry=retry)
+        except AgentJetError:
+            pass  # the server reclaims it once idle
+
+
+def _refused_state(err: APIStatusError) -> Optional[str]:
+    """The state a 409 ``AJ_ERR_EPISODE_STATE`` refusal names ("episode '...' is ended; cannot end"), or None."""
+    if err.code != STATE_REFUSED:
+        return None
+    match = _STATE_IN_REFUSAL.search(err.message)
+    return match.group(1) if match else None
 
 
 def _reason_text(server: Mapping[str, Any]) -> str:
