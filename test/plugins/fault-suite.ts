@@ -43,6 +43,10 @@ const FAULTS: Record<string, FailureKind> = {
   // episode without rewards were accepted as results.
   "out-of-range": "protocol",
   "no-rewards": "protocol",
+  // A turn that goes on but asks no one (the agent loop spun to maxTurns and scored it as a truncated
+  // episode at the bottom of the range), and one that asks an agent the episode does not seat.
+  "asks-no-one": "protocol",
+  "asks-a-stranger": "protocol",
 };
 
 /**
