@@ -147,6 +147,7 @@ async function openLocked(
   };
   try {
     let loop: RunLoop | null = null;
+    let startInterrupted = false;
     const run = await assembleRun({
       config,
       runDir,
@@ -173,12 +174,15 @@ async function openLocked(
       }
       const { policies, frozen } = run.app.agentjet;
       await runStartStage({ config, runDir, projectDir: o.projectDir, envs, policies, frozen, emit, log, ...(o.signal ? { signal: o.signal } : {}) });
+      // stopped during the start stage (the evaluation before the warm-start, the warm-start): its weights are partial
+      startInterrupted = o.signal?.aborted === true;
     }
     loop = new RunLoop(
       {
         config,
         runDir,
         resume: o.resume ?? false,
+        startInterrupted,
         step: resumed?.state.step ?? 0,
         envs,
         progress,

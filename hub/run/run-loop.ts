@@ -30,6 +30,12 @@ export interface RunLoopOptions {
   runDir: string;
   /** This start resumes an earlier one (the start event says from which step). */
   resume: boolean;
+  /**
+   * The start stage (warm-start) was stopped before it finished: nothing starts, and no checkpoint is
+   * written, so that `--resume` plays the start stage again (a step-0 checkpoint of half-warm-started
+   * weights was resumed as if the warm-start had run).
+   */
+  startInterrupted?: boolean;
   /** The step the run continues from (0 on a first start). */
   step: number;
   envs: readonly PreparedEnvironment[];
@@ -179,7 +185,7 @@ export class RunLoop {
     if (this.#done()) {
       this.#log("info", `the run already trained its ${config.run.steps} steps: nothing to train`);
       this.#finish({ reason: "done" });
-    } else clients = await this.#startRolling(cleanups);
+    } else if (!this.#o.startInterrupted) clients = await this.#startRolling(cleanups);
 
     const onAbort = (): void => this.#finish({ reason: "interrupted" });
     if (this.#o.signal?.aborted) onAbort();
@@ -200,13 +206,17 @@ export class RunLoop {
     await coordinator.stop();
     this.#o.progress.close();
     let end = outcome;
-    try {
-      const dir = await writeCheckpoint(this.#o.runDir, this.#engines, { step: this.#step, versions: this.#versions(), scheduler: snapshot, final: true });
-      this.#emit({ type: "checkpoint", time: new Date().toISOString(), step: this.#step, version: this.#version(), path: dir });
-    } catch (err) {
-      if (!(err instanceof StorageError)) throw err;
-      this.#log("error", `${err.message} (no final checkpoint; --resume continues from the last one written)`);
-      if (end.reason !== "failed") end = { reason: "failed", error: err };
+    if (this.#o.startInterrupted) {
+      this.#log("warn", "stopped before the warm-start finished: no checkpoint is written, and --resume plays the warm-start again");
+    } else {
+      try {
+        const dir = await writeCheckpoint(this.#o.runDir, this.#engines, { step: this.#step, versions: this.#versions(), scheduler: snapshot, final: true });
+        this.#emit({ type: "checkpoint", time: new Date().toISOString(), step: this.#step, version: this.#version(), path: dir });
+      } catch (err) {
+        if (!(err instanceof StorageError)) throw err;
+        this.#log("error", `${err.message} (no final checkpoint; --resume continues from the last one written)`);
+        if (end.reason !== "failed") end = { reason: "failed", error: err };
+      }
     }
     this.#emit({ type: "end", time: new Date().toISOString(), reason: end.reason, step: this.#step, ...this.#stats.tail() });
     await cleanup();

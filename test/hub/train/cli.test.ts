@@ -113,6 +113,30 @@ describe("agentjet train (CLI)", () => {
     expect(readEvents(join(cwd, "run")).filter((e) => e.type === "start")).toHaveLength(1);
   });
 
+  // Regression: Ctrl-C during the warm-start saved the half-trained weights as a step-0 checkpoint, and
+  // --resume went on to RL from it, never playing the warm-start again.
+  it("Ctrl-C during the warm-start writes no checkpoint, and --resume plays the whole warm-start again", { timeout: 180_000 }, async () => {
+    const cwd = tempDir("train-cli");
+    const args = ["train", "--example", "quickstart", "--warm-start", "300", "--steps", "1", "--port", "0", "--run-dir", "run", "--json", "--no-report"];
+    let interrupted = false;
+    const first = await runCli(args, cwd, (stdout, child) => {
+      if (!interrupted && stdout.includes('"type":"warm-start"')) interrupted = child.kill("SIGINT");
+    });
+    expect(first.code, first.stderr).toBe(130);
+    expect(existsSync(join(cwd, "run", "checkpoints", "latest.json"))).toBe(false);
+    const before = readEvents(join(cwd, "run")) as Array<{ type: string; step?: number; steps?: number }>;
+    expect(before.filter((e) => e.type === "warm-start").at(-1)!.step).toBeLessThan(300);
+    expect(before.some((e) => e.type === "log" && String((e as { message?: string }).message).includes("--resume plays the warm-start again"))).toBe(true);
+
+    const resumed = await runCli(["train", "--resume", "run", "--port", "0", "--json", "--no-report"], cwd);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const events = readEvents(join(cwd, "run")) as Array<{ type: string; step?: number; steps?: number }>;
+    const lastStart = events.map((e) => e.type).lastIndexOf("start");
+    const warm = events.slice(0, lastStart).filter((e) => e.type === "warm-start");
+    expect(warm.at(-1)).toMatchObject({ step: 300, steps: 300 });
+    expect(events.filter((e) => e.type === "step").map((e) => e.step)).toEqual([1]);
+  });
+
   // Regression (issue 22, item 8): a terminal's Ctrl-C reaches the whole foreground process group, so the
   // CLI's child got SIGINT twice (from the terminal and forwarded by bin/agentjet.js) and took the second
   // for "Ctrl-C again": it exited at once, with no checkpoint and no end event.
