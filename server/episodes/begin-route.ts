@@ -56,6 +56,8 @@ export async function beginEpisodeRoute(app: FastifyInstance, opts: BeginRouteOp
         agents,
         ...(body.eval !== undefined ? { eval: body.eval } : {}),
         metadata: { ...body.metadata, groupId, drivenBy: who },
+        // only its caller holds the task: an idle claim is aborted, never offered to another client
+        whenIdle: "abort",
       }),
     ).episodeId;
     // Registered and claimed in one turn: a weight sync cannot pause claims in between.

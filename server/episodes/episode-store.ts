@@ -129,6 +129,8 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
   };
 
   /** Writes a finished episode, forgets it, and returns its trainable calls. */
+  /** Live episodes whose idle claim is aborted, not registered again (`RegisterEpisodeInput.whenIdle`). */
+  const abortWhenIdle = new Set<string>();
   const finish = (e: Episode): CallRecord[] => {
     const calls = tracker
       .callsOf(e.episodeId)
@@ -137,6 +139,7 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
     rows.save(e);
     queue.delete(e.episodeId);
     episodes.delete(e.episodeId);
+    abortWhenIdle.delete(e.episodeId);
     tracker.release(e.episodeId);
     return calls;
   };
@@ -160,6 +163,7 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
       }
       const seed = opts.samplingSeed === undefined ? null : episodeSamplingSeed(opts.samplingSeed, input.samplingKey ?? episodeId);
       const e = registeredEpisode(input, episodeId, now(), seed);
+      if (input.whenIdle === "abort") abortWhenIdle.add(episodeId);
       commit(e);
       queue.add(episodeId);
       events.emit("registered", snapshot(e));
@@ -226,6 +230,10 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
       const out: Episode[] = [];
       for (const e of episodes.values()) {
         if (!isIdle(e, t, idleMs)) continue;
+        if (abortWhenIdle.has(e.episodeId)) {
+          abortLive(e, { kind: "reclaimed" satisfies FailureKind, message: `no chat call or heartbeat for ${idleMs / 1000} s (server.idleTimeoutS)` });
+          continue;
+        }
         const back = reclaimEpisode(e);
         if (back.kind !== "ok") continue;
         tracker.discard(e.episodeId);

@@ -58,6 +58,12 @@ export interface RegisterEpisodeInput {
    * samples (the scheduler passes its slot and attempt, which a resumed run plays again). Default: the episode id.
    */
   samplingKey?: string;
+  /**
+   * What an idle claim becomes (`reclaimIdle`): `requeue` (default) registers it again for another
+   * client, as the scheduler's episodes are; `abort` aborts it as `reclaimed`, for a client-driven
+   * episode, whose task only its caller holds (re-registered, it waited forever for a claim nobody could serve).
+   */
+  whenIdle?: "requeue" | "abort";
 }
 
 export interface EndEpisodeInput {

@@ -188,6 +188,26 @@ describe("episode store", () => {
     expect(store.authorize(second.keys.solver!)).toMatchObject({ kind: "ok" });
   });
 
+  // Regression: a client-driven episode (POST /v1/episodes/begin) whose claim went idle was registered
+  // again, and sat in the queue for good: only its caller holds the task, and it had moved on.
+  it("an idle claim registered with whenIdle 'abort' (a client-driven episode) is aborted as reclaimed, never queued again", () => {
+    const store = open();
+    const reclaimed: string[] = [];
+    const aborted: string[] = [];
+    store.on("reclaimed", (e) => reclaimed.push(e.episodeId));
+    store.on("aborted", (e) => aborted.push(e.episodeId));
+    store.register({ episodeId: "c1", taskId: "t", env: "smoke", agents, whenIdle: "abort" });
+    const first = claimed(store);
+    clock += 10_000;
+    expect(store.reclaimIdle()).toEqual([]);
+    expect(reclaimed).toEqual([]);
+    expect(aborted).toEqual(["c1"]);
+    expect(store.get("c1")).toMatchObject({ state: "aborted", abortReason: { kind: "reclaimed", message: "no chat call or heartbeat for 10 s (server.idleTimeoutS)" } });
+    expect(store.list({ state: "registered" })).toEqual([]);
+    expect(store.claim()).toEqual({ kind: "empty" });
+    expect(store.authorize(first.keys.solver!)).not.toMatchObject({ kind: "ok" });
+  });
+
   it("claims oldest first and honours the claims gate", () => {
     const store = open();
     expect(store.claim()).toEqual({ kind: "empty" });
