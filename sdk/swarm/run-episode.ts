@@ -62,7 +62,10 @@ export async function runEpisode(input: {
     const workflow = await input.workflow();
     await workflow(handle);
   } catch (err) {
-    settle({ type: "abort", episodeId, reason: { kind: "workflow", message: errorMessage(err) } });
+    // A chat call refused because the server had already closed the episode (cancelled, run stopped) is
+    // not the workflow's fault: the server's own reason stands, and this one only says what the client saw.
+    const kind = closedByServer(err) ? "cancelled" : "workflow";
+    settle({ type: "abort", episodeId, reason: { kind, message: errorMessage(err) } });
   } finally {
     const open: EpisodeSession | null = session;
     if (open) await (open as EpisodeSession).close();
@@ -70,6 +73,16 @@ export async function runEpisode(input: {
   return (
     result ?? { type: "abort", episodeId, reason: { kind: "workflow", message: "the workflow returned without end() or abort()" } }
   );
+}
+
+/**
+ * The server's 409 `AJ_ERR_EPISODE_CLOSED` for a chat call: as our client raises it, or as an OpenAI SDK
+ * raises it (`status` and the error body's `code`).
+ */
+function closedByServer(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const e = err as { status?: unknown; code?: unknown; message?: unknown };
+  return e.status === 409 && (e.code === "AJ_ERR_EPISODE_CLOSED" || (typeof e.message === "string" && e.message.includes("AJ_ERR_EPISODE_CLOSED")));
 }
 
 function errorMessage(err: unknown): string {

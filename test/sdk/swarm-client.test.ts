@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SwarmClient } from "../../sdk/swarm/client.ts";
 import type { ClientEnvironment } from "../../sdk/swarm/client.ts";
+import { ChatCompletionError } from "../../sdk/swarm/errors.ts";
 import { defineWorkflow } from "../../sdk/swarm/workflow.ts";
 import { closeFixtureEnvs, openFixtureEnvs } from "../e2e/fixtures/fixture-envs.ts";
 import { schedulerEnv, startScriptedSwarm, waitFor, waitForBatches } from "../e2e/fixtures/scripted-swarm.ts";
@@ -113,6 +114,39 @@ describe("SwarmClient with the default agent loop", () => {
       expect(retried).toHaveLength(2);
       expect(swarm.registry.aborted.map((a) => a.reason.kind)).toEqual(["crash", "crash"]);
       expect(swarm.registry.samples).toHaveLength(4);
+    } finally {
+      await client.stop();
+      await swarm.close();
+    }
+  });
+
+  // Regression: at the end of a run, chat calls of episodes the server had just closed failed with 409
+  // AJ_ERR_EPISODE_CLOSED, and the client reported (and `agentjet client` logged) them as workflow failures.
+  it("a workflow that fails on the server's 409 AJ_ERR_EPISODE_CLOSED aborts as cancelled, any other throw as workflow", async () => {
+    const swarm = await startScriptedSwarm([countUp.runtime], { environments: [schedulerEnv(countUp.runtime)], maxBatches: 1, batchTasks: 2 });
+    const closed = '{"error":{"message":"episode closed","type":"conflict_error","code":"AJ_ERR_EPISODE_CLOSED","param":null}}';
+    let failed = 0;
+    const workflow = defineWorkflow(async (episode) => {
+      if (episode.attempt > 0) {
+        const turn = await episode.env.reset();
+        if (turn.kind === "failed") return episode.abort(turn.failure);
+        const n = Number(/after (\d+)/.exec(turn.value.observations.solver!.messages.at(-1)!.content)![1]);
+        const done = await episode.env.step({ solver: String(n + 1) });
+        return done.kind === "failed" ? episode.abort(done.failure) : episode.end(done.value.rewards ?? {});
+      }
+      failed += 1;
+      if (failed === 1) throw new ChatCompletionError(409, closed);
+      if (failed === 2) throw Object.assign(new Error("409 episode closed"), { status: 409, code: "AJ_ERR_EPISODE_CLOSED" });
+      throw new Error("a bug in the workflow");
+    });
+    const aborts: Array<{ kind: string; message: string }> = [];
+    const client = new SwarmClient({ url: swarm.url, environments: [countUp], concurrency: 4, workflow, onEvent: (e) => e.type === "episode-abort" && aborts.push({ kind: e.kind, message: e.message }) });
+    try {
+      await client.start();
+      await waitForBatches(swarm, 1);
+      expect(aborts.filter((a) => a.kind === "cancelled")).toHaveLength(2);
+      expect(aborts.filter((a) => a.kind === "workflow").length).toBeGreaterThan(0);
+      expect(aborts.filter((a) => a.kind === "workflow").every((a) => a.message === "a bug in the workflow")).toBe(true);
     } finally {
       await client.stop();
       await swarm.close();
