@@ -75,7 +75,10 @@ function lastMarkerValue(text: string, from: number): { start: number; raw: stri
   const markers = scanAnswerMarkers(tail);
   for (let i = markers.length - 1; i >= 0; i--) {
     const m = markers[i]!;
-    const raw = readMarkerValue(tail, m.valueStart, m.colon);
+    // A value ends where the next marker begins: read to the end of the text, a reply of many markers on
+    // one line (degenerate repetition) was quadratic.
+    const end = markers[i + 1]?.start ?? tail.length;
+    const raw = readMarkerValue(tail.slice(0, end), m.valueStart, m.colon);
     if (raw !== null) return { start: from + m.start, raw };
   }
   return null;
@@ -118,23 +121,33 @@ function withoutFiller(s: string): string {
 
 /** Up to the first sentence end outside math (a period then a capital letter). */
 function firstSentence(s: string): string {
-  const spans = scanMathSpans(s);
+  const inSpan = insideSpan(scanMathSpans(s));
   const re = /\.\s+(?=[A-Z])/g;
   for (let m = re.exec(s); m !== null; m = re.exec(s)) {
     const at = m.index;
-    if (!spans.some((sp) => sp.start <= at && at < sp.end)) return s.slice(0, at);
+    if (!inSpan(at)) return s.slice(0, at);
   }
   return s;
+}
+
+/** Whether a position is inside one of `spans` (in order), for positions asked in increasing order: linear in all. */
+function insideSpan(spans: readonly MathSpan[]): (at: number) => boolean {
+  let k = 0;
+  return (at) => {
+    while (k < spans.length && spans[k]!.end <= at) k++;
+    return k < spans.length && spans[k]!.start <= at;
+  };
 }
 
 /** "The largest $n$ is 34" -> "34": a sentence is read after its last verb, if a value follows it. */
 function reduceSentence(t: string): string {
   const spans = scanMathSpans(t);
+  const inSpan = insideSpan(spans);
   const re = /\b(?:is|are|equals|was|be)\b/g;
   let cut = -1;
   for (let m = re.exec(t); m !== null; m = re.exec(t)) {
     const at = m.index;
-    if (!spans.some((sp) => sp.start <= at && at < sp.end)) cut = at + m[0].length;
+    if (!inSpan(at)) cut = at + m[0].length;
   }
   const value = cut >= 0 ? t.slice(cut).trim() : "";
   if (VALUE_START.test(value)) return value;
@@ -161,7 +174,7 @@ function stripMathDelimiters(s: string): string {
 /** `-5 + 10` alone on the last line: the whole line is the answer, not its last number. */
 function bareFinalExpression(body: string): string | null {
   const line = body.trimEnd().split("\n").at(-1)!.replace(/\*\*/g, "").replace(/[.\s]+$/, "").trim();
-  if (!/\d/.test(line) || /\\(?:boxed|fbox)/.test(line) || !/^[-+*/^()[\]{}\d.,\s=\\A-Za-z_]+$/.test(line)) return null;
+  if (!/\d/.test(line) || /\\(?:boxed|fbox)/.test(line) || !/^[-\u2212+*/^()[\]{}\d.,\s=\\A-Za-z_]+$/.test(line)) return null;
   // Words (outside commands) make it a sentence.
   if (/(?<![\\A-Za-z])[A-Za-z]{2,}/.test(line)) return null;
   return line;

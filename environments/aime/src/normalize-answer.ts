@@ -19,7 +19,8 @@ const CACHE = new Map<string, string>();
 
 function normalizeUncached(raw: string): string {
   // A response serialised twice writes `\\frac`; a double backslash before a letter is one backslash.
-  let s = raw.trim().replace(/\\\\(?=[A-Za-z])/g, "\\");
+  // The Unicode minus sign (U+2212) is a minus: `−5` is -5, never 5 and never unreadable.
+  let s = raw.trim().replace(/\\\\(?=[A-Za-z])/g, "\\").replace(/\u2212/g, "-");
   s = s.replace(/\*\*|__/g, "");
   s = stripDelimiters(s);
   s = s.replace(TRAILING_TEXT_UNIT, (unit) => (isUnitText(unit) ? "" : unit));

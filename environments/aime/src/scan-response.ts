@@ -85,14 +85,14 @@ export function scanAnswerMarkers(text: string): AnswerMarker[] {
   return out;
 }
 
-/** A number written in prose (`34`, `-5`, `2/3`, `7,425,000`, `**73**`), not part of a word. */
+/** A number written in prose (`34`, `-5` or `−5` with the Unicode minus, `2/3`, `7,425,000`, `**73**`), not part of a word. */
 export interface ProseNumber {
   text: string;
   start: number;
   end: number;
 }
 
-const PROSE_NUMBER = /(?<![\w.,\\^_{])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\/\d+)?(?![\w^_]|[.,]\d)/g;
+const PROSE_NUMBER = /(?<![\w.,\\^_{])[-\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\/\d+)?(?![\w^_]|[.,]\d)/g;
 
 /** Numbers in the prose parts of `text` (outside `spans`). */
 export function scanProseNumbers(text: string, spans: readonly MathSpan[]): ProseNumber[] {
