@@ -1,8 +1,10 @@
 import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import {
+  answerError,
+  answerFrameworkError,
   closeServer,
   describeTokens,
   installAuth,
@@ -118,15 +120,11 @@ export class TrainingService {
       }
       throw err;
     }
-    const app = Fastify({ logger: o.logger ?? false, bodyLimit: 16 * 1024 * 1024 });
+    const app = Fastify({ logger: o.logger ?? false, bodyLimit: 16 * 1024 * 1024, frameworkErrors: answerFrameworkError });
     const service = new TrainingService(app, o, tokens);
     // The same tokens guard the run's routes (buildServer installs the hook there too).
     service.#routes = installAuth(app, { tokens, allowedHosts: o.allowedHosts ?? o.config?.server.allowedHosts ?? [] });
-    app.setErrorHandler((err: FastifyError, request, reply) => {
-      const http = err instanceof HttpError ? err : new HttpError(err.statusCode ?? 500, err.code ?? "AJ_ERR_INTERNAL", err.message, { cause: err });
-      if (http.status >= 500) request.log.error({ err }, "request failed");
-      return reply.code(http.status).send(toErrorBody(http));
-    });
+    app.setErrorHandler(answerError);
     // Every route this app does not have belongs to the run (OpenAI, episodes): forwarded untouched,
     // before its body is read, so the run's own limits, hooks and errors apply.
     app.addHook("onRequest", (request, reply, done) => {

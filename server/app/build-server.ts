@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { RunConfig } from "../config/run-config.ts";
 import { openRunDb, type RunDb } from "../db/run-db.ts";
 import { createEngine } from "../engines/create-engine.ts";
@@ -15,6 +15,7 @@ import { openaiRoutes } from "../openai/routes.ts";
 import { createTokenizer } from "../tokenizers/create-tokenizer.ts";
 import { type AuthTokens, installAuth, type RouteEntry } from "./auth.ts";
 import { generateToken } from "./auth-tokens.ts";
+import { answerError, answerFrameworkError } from "./fastify-errors.ts";
 import { registerJsonBody } from "./json-body.ts";
 import type { PolicyRuntime, ServerContext } from "./server-context.ts";
 
@@ -65,15 +66,6 @@ declare module "fastify" {
   }
 }
 
-function toHttpError(err: FastifyError): HttpError {
-  if (err instanceof HttpError) return err;
-  const status = err.statusCode ?? 500;
-  if (status >= 400 && status < 500) {
-    return new HttpError(status, err.code ?? "AJ_ERR_INVALID_REQUEST", err.message, { cause: err });
-  }
-  return new HttpError(500, "AJ_ERR_INTERNAL", "internal server error", { cause: err });
-}
-
 /**
  * Builds the swarm server (OpenAI routes, episode routes, tracker) without listening. Close the app to
  * close engines and the database.
@@ -104,18 +96,14 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   const frozen = new Map<string, FrozenModel>();
   for (const [name, model] of Object.entries(config.frozen)) frozen.set(name, createFrozenModel(name, model, deps));
 
-  const app = Fastify({ logger: opts.logger ?? false, bodyLimit: config.server.bodyLimitBytes });
+  const app = Fastify({ logger: opts.logger ?? false, bodyLimit: config.server.bodyLimitBytes, frameworkErrors: answerFrameworkError });
   registerJsonBody(app);
   const ctx: ServerContext = { store, policies, frozen, sampling: config.sampling };
   const auth: AuthTokens = opts.auth ?? { adminToken: generateToken("admin"), clientTokens: [generateToken("client")] };
   const routes = installAuth(app, { tokens: auth, allowedHosts: config.server.allowedHosts });
   app.decorate("agentjet", { store, db, policies, frozen, config, auth, routes });
 
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    const http = toHttpError(err);
-    if (http.status >= 500) request.log.error({ err }, "request failed");
-    return reply.code(http.status).send(toErrorBody(http));
-  });
+  app.setErrorHandler(answerError);
   // JSON nested deeper than any real request would overflow the stack later (stringifying it): a 400 first.
   app.addHook("preValidation", async (request) => checkDepth(request.body, "body"));
   app.setNotFoundHandler((request, reply) =>

@@ -11,5 +11,6 @@ export {
 export { installAuth, isLoopbackHost, type AuthOptions, type AuthTokens, type Caller, type RouteAuth, type RouteEntry } from "./auth.ts";
 export { buildServer, type AgentJetHandle, type BuildServerOptions } from "./build-server.ts";
 export { closeServer } from "./close-server.ts";
+export { answerError, answerFrameworkError } from "./fastify-errors.ts";
 export { AuthConfigError, RouteAuthMissingError } from "./errors.ts";
 export type { PolicyRuntime, SamplingDefaults, ServerContext } from "./server-context.ts";
