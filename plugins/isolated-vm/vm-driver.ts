@@ -1,14 +1,13 @@
-import { MessageChannel, type MessagePort } from "node:worker_threads";
-import type { Piscina } from "piscina";
 import type { Manifest } from "../../sdk/env/index.ts";
 import type { Driver, HostOp, Instance } from "../instance.ts";
-import { failed } from "../outcome.ts";
+import { failed, failedWith } from "../outcome.ts";
 import { parseReply } from "../parse-reply.ts";
-import type { Outcome } from "../runtime.ts";
+import type { Failure, Outcome } from "../runtime.ts";
+import type { CallReply } from "./vm-host.ts";
+import type { HostedInstance, VmHostProcess } from "./vm-host-process.ts";
 import { acquirePool, releasePool } from "./vm-pool.ts";
-import type { PortReply, PortRequest, StartResult, StartTask } from "./vm-worker.ts";
 
-/** Extra time the host waits beyond a call's limit before it gives up on the worker itself. */
+/** Extra time the parent waits beyond a call's limit before it gives up on the instance (the host's own timer answers first). */
 const HOST_GRACE_MS = 2_000;
 
 export async function createVmDriver(manifest: Manifest, bundlePath: string): Promise<Driver> {
@@ -16,28 +15,14 @@ export async function createVmDriver(manifest: Manifest, bundlePath: string): Pr
   const instances = new Set<VmInstance>();
   let closed = false;
   return {
-    async start() {
-      const { port1, port2 } = new MessageChannel();
-      const task: StartTask = {
-        bundlePath,
-        memoryMb: manifest.limits.memoryMb,
-        startTimeoutMs: manifest.limits.startTimeoutMs,
-        port: port2,
-      };
-      let result: StartResult;
-      try {
-        result = (await pool.run(task, { transferList: [port2] })) as StartResult;
-      } catch (err) {
-        port1.close();
-        return failed("start-failed", err instanceof Error ? err.message : String(err));
-      }
-      if (!result.ok) {
-        port1.close();
-        return failed("start-failed", `${result.kind}: ${result.message}`);
-      }
-      const instance = new VmInstance(port1, () => instances.delete(instance));
-      instances.add(instance);
-      return { kind: "ok", value: instance };
+    start() {
+      const host = pool.host();
+      const options = { bundlePath, memoryMb: manifest.limits.memoryMb, startTimeoutMs: manifest.limits.startTimeoutMs };
+      return host.start(options, (id) => {
+        const instance = new VmInstance(host, id, () => instances.delete(instance));
+        instances.add(instance);
+        return instance;
+      });
     },
     async close() {
       if (closed) return;
@@ -48,19 +33,18 @@ export async function createVmDriver(manifest: Manifest, bundlePath: string): Pr
   };
 }
 
-class VmInstance implements Instance {
+class VmInstance implements Instance, HostedInstance {
   #alive = true;
   #disposed = false;
+  #goneBecause = "the instance is gone";
   #nextId = 1;
   #pending = new Map<number, (o: Outcome<unknown>) => void>();
 
   constructor(
-    private readonly port: MessagePort,
+    private readonly host: VmHostProcess,
+    private readonly id: number,
     private readonly onGone: () => void,
-  ) {
-    port.on("message", (reply: PortReply) => this.#receive(reply));
-    port.on("close", () => this.#gone("the isolate's worker went away"));
-  }
+  ) {}
 
   get alive(): boolean {
     return this.#alive;
@@ -71,7 +55,7 @@ class VmInstance implements Instance {
   }
 
   call(op: HostOp, params: unknown, timeoutMs: number): Promise<Outcome<unknown>> {
-    if (!this.#alive) return Promise.resolve(failed("crash", "the instance is gone"));
+    if (!this.#alive) return Promise.resolve(failed("crash", this.#goneBecause));
     const id = this.#nextId++;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -83,25 +67,18 @@ class VmInstance implements Instance {
         clearTimeout(timer);
         resolve(o);
       });
-      const request: PortRequest = { id, json: JSON.stringify({ id, op, params: params ?? {} }), timeoutMs };
-      this.port.postMessage(request);
+      this.host.call(this.id, id, JSON.stringify({ id, op, params: params ?? {} }), timeoutMs);
     });
   }
 
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
-    this.#gone("the instance was disposed");
-    const request: PortRequest = { dispose: true };
-    try {
-      this.port.postMessage(request);
-    } finally {
-      this.port.close();
-      this.onGone();
-    }
+    this.#end({ kind: "crash", message: "the instance was disposed" });
+    this.host.dispose(this.id);
   }
 
-  #receive(reply: PortReply) {
+  receive(reply: CallReply): void {
     const settle = this.#pending.get(reply.id);
     if (!settle) return;
     this.#pending.delete(reply.id);
@@ -113,9 +90,16 @@ class VmInstance implements Instance {
     settle(parseReply(reply.json, reply.id));
   }
 
-  #gone(message: string) {
+  /** The host process died: calls in flight fail as it did (`oom` or `crash`), later ones as `crash`. */
+  lost(failure: Failure): void {
+    this.#goneBecause = failure.message;
+    this.#end(failure);
+  }
+
+  #end(failure: Failure) {
     this.#alive = false;
-    for (const settle of this.#pending.values()) settle(failed("crash", message));
+    for (const settle of this.#pending.values()) settle(failedWith(failure));
     this.#pending.clear();
+    this.onGone();
   }
 }

@@ -10,21 +10,21 @@ const require = createRequire(import.meta.url);
 let compiled: Promise<string> | undefined;
 
 /**
- * Worker threads start without the TypeScript loader of the parent (tsx, vitest), so the worker source
- * is compiled once to a plain module in the temp folder, keyed by its content, with isolated-vm imported
- * by absolute path.
+ * The host process starts bare (no TypeScript loader: booting tsx in every host would cost more than the
+ * host itself), so its source is compiled once to a plain module in the temp folder, keyed by its
+ * content, with isolated-vm imported by absolute path.
  */
-export function resolveWorkerFile(): Promise<string> {
-  compiled ??= compileWorker();
+export function resolveHostFile(): Promise<string> {
+  compiled ??= compileHost();
   return compiled;
 }
 
-async function compileWorker(): Promise<string> {
-  const source = fileURLToPath(new URL("./vm-worker.ts", import.meta.url));
+async function compileHost(): Promise<string> {
+  const source = fileURLToPath(new URL("./vm-host.ts", import.meta.url));
   const ivmPath = require.resolve("isolated-vm");
   const text = readFileSync(source, "utf8");
   const hash = createHash("sha256").update(text).update(ivmPath).digest("hex").slice(0, 16);
-  const out = join(tmpdir(), `agentjet-vm-worker-${hash}.mjs`);
+  const out = join(tmpdir(), `agentjet-vm-host-${hash}.mjs`);
   if (existsSync(out)) return out;
   const result = await build({
     entryPoints: [source],
