@@ -1,8 +1,8 @@
-import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { renderConfigDocs, runConfigJsonSchema } from "../../../server/config/index.ts";
 import { type Command, EXIT, exitCodeFor } from "../command.ts";
 import { renderErrorDocs } from "../../../errors/index.ts";
+import { OutputUnwritableError, writeOutputFile } from "../write-output.ts";
 
 export const command: Command = {
   name: "config",
@@ -23,13 +23,13 @@ Options:
                 --out, {"ok":true,"out":"<file>"}; an error: {"ok":false,"error":{"code","message"}}
   --help        Show this help
 
-Exit codes: 0 ok, 2 usage.`,
+Exit codes: 0 ok, 1 the --out file cannot be written, 2 usage.`,
   async run(argv) {
     const json = argv.includes("--json");
-    const fail = (message: string): number => {
+    const fail = (message: string, code = "AJ_ERR_USAGE"): number => {
       console.error(`agentjet config: ${message}`);
-      if (json) console.log(JSON.stringify({ ok: false, error: { code: "AJ_ERR_USAGE", message: message.split("\n\n")[0] } }));
-      return exitCodeFor("AJ_ERR_USAGE");
+      if (json) console.log(JSON.stringify({ ok: false, error: { code, message: message.split("\n\n")[0] } }));
+      return exitCodeFor(code);
     };
     let parsed;
     try {
@@ -43,7 +43,12 @@ Exit codes: 0 ok, 2 usage.`,
     const text =
       what === "schema" ? `${JSON.stringify(runConfigJsonSchema(), null, 2)}\n` : what === "docs" ? renderConfigDocs(runConfigJsonSchema()) : renderErrorDocs();
     if (values.out) {
-      writeFileSync(values.out, text);
+      try {
+        writeOutputFile(values.out, text);
+      } catch (err) {
+        if (err instanceof OutputUnwritableError) return fail(err.message, err.code);
+        throw err;
+      }
       console.error(`config: wrote ${values.out}`);
       if (json) console.log(JSON.stringify({ ok: true, out: values.out }));
     } else if (json) console.log(JSON.stringify(what === "schema" ? { ok: true, schema: runConfigJsonSchema() } : { ok: true, docs: text }));

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { writeOutputFile } from "../write-output.ts";
 import { EXIT } from "../command.ts";
 import { type EnvIo, parse, UsageError } from "./io.ts";
 import { renderManifestDocs, renderProtocolDocs } from "./render-env-docs.ts";
@@ -24,7 +24,7 @@ export async function runDocs(argv: string[], io: EnvIo): Promise<number> {
   if ((what !== "manifest" && what !== "protocol") || extra.length) throw new UsageError("usage: agentjet env docs manifest|protocol [--out <file>]");
   const text = RENDER[what]();
   if (values.out) {
-    writeFileSync(values.out, text);
+    writeOutputFile(values.out, text);
     io.progress(`env docs: wrote ${values.out}`);
   } else process.stdout.write(text);
   return EXIT.ok;

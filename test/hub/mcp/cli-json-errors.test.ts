@@ -20,6 +20,9 @@ describe("--json errors of the commands coding agents call", () => {
       [["report", "--json"], 2, "AJ_ERR_USAGE"],
       [["report", "nowhere", "--json"], 3, "AJ_ERR_REPORT_NOT_A_RUN_DIR"],
       [["config", "bogus", "--json"], 2, "AJ_ERR_USAGE"],
+      // was a raw ENOENT stack trace and no JSON line
+      [["config", "schema", "--out", "no-such-folder/schema.json", "--json"], 1, "AJ_ERR_OUTPUT_UNWRITABLE"],
+      [["env", "docs", "manifest", "--out", "no-such-folder/manifest.md", "--json"], 1, "AJ_ERR_OUTPUT_UNWRITABLE"],
       [["env", "init", "Bad", "--json"], 2, "AJ_ERR_USAGE"],
       [["env", "init", "ok-name", "--dir", "taken", "--json"], 1, "AJ_ERR_SCAFFOLD_DIR_NOT_EMPTY"],
       [["env", "test", "nothing-here", "--json"], 3, "AJ_ERR_STORE_NOT_INSTALLED"],
