@@ -13,6 +13,7 @@ function toEnded(episode: Episode, calls: CallRecord[], outcome: EpisodeOutcome)
     evaluation: episode.eval,
     outcome,
     calls,
+    agents: episode.agents,
   };
 }
 

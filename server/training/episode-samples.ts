@@ -50,17 +50,23 @@ export function buildEpisodeSamples(
     if (list) list.push(c);
     else byAgent.set(key, [c]);
   }
-  for (const calls of byAgent.values()) {
-    const { agentId, policy } = calls[0]!;
+  // An agent of a trained policy that made no call, or only calls with nothing to train (overflowed),
+  // still counts in its group with no samples: left out, its group never completed, and its other
+  // episodes waited in the pool for good (tic-tac-toe: a game over before the second seat moved).
+  for (const [agentId, b] of Object.entries(episode.agents ?? {})) {
+    const key = `${agentId}\u0000${b.target}`;
+    if (b.kind === "policy" && trainable.has(b.target) && !byAgent.has(key) && rewards[agentId] !== undefined) byAgent.set(key, []);
+  }
+  for (const [key, calls] of byAgent) {
+    const [agentId, policy] = key.split("\u0000") as [string, string];
     const reward = rewards[agentId];
     if (reward === undefined || !Number.isFinite(reward)) {
       out.unrewardedAgents++;
       continue;
     }
-    const merged = mergeTimelines(calls, options);
-    addMergeStats(out.merge, merged.stats);
-    if (merged.timelines.length === 0) continue;
-    const samples = merged.timelines.map(
+    const merged = calls.length > 0 ? mergeTimelines(calls, options) : null;
+    if (merged) addMergeStats(out.merge, merged.stats);
+    const samples = (merged?.timelines ?? []).map(
       (t, i): Sample => ({
         sampleId: `${episode.episodeId}:${agentId}:${i}`,
         episodeId: episode.episodeId,

@@ -49,11 +49,16 @@ export function groupByGroup(episodes: readonly PooledEpisode[]): Map<string, Po
   return out;
 }
 
-/** True when every unit of the group earned the same reward (no GRPO signal). */
+/**
+ * True when every unit of the group that has something to train earned the same reward (no GRPO signal).
+ * A unit without samples (its agent made no trainable call) counts toward the group's size, never toward
+ * its signal: its reward does not come from anything the policy did.
+ */
 export function hasEqualRewards(episodes: readonly PooledEpisode[]): boolean {
   let first: number | undefined;
   for (const ep of episodes) {
     for (const e of ep.entries) {
+      if (e.sampleCount === 0) continue;
       if (first === undefined) first = e.reward;
       else if (Math.abs(e.reward - first) > 1e-12) return false;
     }

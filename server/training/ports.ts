@@ -27,6 +27,11 @@ export interface EndedEpisode {
   outcome: EpisodeOutcome;
   /** Every recorded call of every agent of the episode. */
   calls: readonly CallRecord[];
+  /**
+   * Which model played each agent (`{ kind: "policy" | "frozen", target }`): a policy's agent that made no
+   * trainable call still counts in its group. Absent: the agents that made calls.
+   */
+  agents?: Readonly<Record<string, { kind: string; target: string }>>;
 }
 
 /** What the coordinator needs from the episode store. */
