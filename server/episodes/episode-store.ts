@@ -159,7 +159,10 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
       const episodeId = input.episodeId ?? randomUUID();
       if (episodes.has(episodeId) || rows.stateOf(episodeId) !== undefined) return { kind: "exists", episodeId };
       for (const [agentId, b] of Object.entries(input.agents)) {
-        if (!(b.kind === "policy" ? policies : frozen).has(b.target)) return { kind: "unknown-binding", agentId, target: b.target };
+        if (!(b.kind === "policy" ? policies : frozen).has(b.target)) {
+          const otherKind = (b.kind === "policy" ? frozen : policies).has(b.target);
+          return { kind: "unknown-binding", agentId, target: b.target, as: b.kind, otherKind };
+        }
       }
       const seed = opts.samplingSeed === undefined ? null : episodeSamplingSeed(opts.samplingSeed, input.samplingKey ?? episodeId);
       const e = registeredEpisode(input, episodeId, now(), seed);

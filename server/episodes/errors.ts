@@ -22,9 +22,18 @@ export class EpisodeExistsError extends AgentJetServerError {
 
 /** An agent bound to a policy or frozen model the server does not know. */
 export class UnknownBindingError extends AgentJetServerError {
-  constructor(agentId: string, target: string) {
-    super("AJ_ERR_EPISODE_BINDING", `agent '${agentId}' is bound to '${target}', which is neither a policy nor a frozen model`);
+  /** `as`: the kind the agent was bound as; `otherKind`: `target` names a model of the other kind. */
+  constructor(agentId: string, target: string, as?: "policy" | "frozen", otherKind = false) {
+    super("AJ_ERR_EPISODE_BINDING", bindingMessage(agentId, target, as, otherKind));
   }
+}
+
+function bindingMessage(agentId: string, target: string, as: "policy" | "frozen" | undefined, otherKind: boolean): string {
+  if (as === undefined) return `agent '${agentId}' is bound to '${target}', which is neither a policy nor a frozen model`;
+  const other = as === "policy" ? "frozen" : "policy";
+  const name = (kind: "policy" | "frozen") => (kind === "policy" ? "a policy" : "a frozen model");
+  if (otherKind) return `agent '${agentId}' is bound as ${name(as)} (kind "${as}") to '${target}', which is ${name(other)}: bind it with kind "${other}"`;
+  return `agent '${agentId}' is bound as ${name(as)} (kind "${as}") to '${target}', which is no ${as === "policy" ? "policy" : "frozen model"} of this server`;
 }
 
 /**
@@ -54,7 +63,7 @@ export function refusalError(r: EpisodeRefusal): AgentJetServerError {
     case "exists":
       return new EpisodeExistsError(r.episodeId);
     case "unknown-binding":
-      return new UnknownBindingError(r.agentId, r.target);
+      return new UnknownBindingError(r.agentId, r.target, r.as, r.otherKind);
     case "rewards-refused":
       return new InvalidRewardsError(r.episodeId, r.reason);
   }

@@ -32,6 +32,9 @@ export interface UnknownBinding {
   kind: "unknown-binding";
   agentId: string;
   target: string;
+  /** The kind the agent was bound as, and whether `target` names a model of the other kind. */
+  as?: "policy" | "frozen";
+  otherKind?: boolean;
 }
 
 /**

@@ -121,8 +121,27 @@ describe("episode store", () => {
       kind: "unknown-binding",
       agentId: "a",
       target: "nope",
+      as: "policy",
+      otherKind: false,
     });
     expect(store.get("e1")).toMatchObject({ state: "aborted", abortReason: { kind: "sandbox_crash", message: "boom" } });
+  });
+
+  it("says which kind a binding named and that its target is a model of the other kind", () => {
+    const store = createEpisodeStore({ db: openRunDb(":memory:"), policies: ["main"], frozen: ["peer"] });
+    const asFrozen = store.register({ taskId: "t", env: "smoke", agents: { p: { kind: "frozen", target: "main" } } });
+    expect(asFrozen).toEqual({ kind: "unknown-binding", agentId: "p", target: "main", as: "frozen", otherKind: true });
+    expect(refusalError(asFrozen as Parameters<typeof refusalError>[0]).message).toBe(
+      `agent 'p' is bound as a frozen model (kind "frozen") to 'main', which is a policy: bind it with kind "policy"`,
+    );
+    const asPolicy = store.register({ taskId: "t", env: "smoke", agents: { q: { kind: "policy", target: "peer" } } });
+    expect(refusalError(asPolicy as Parameters<typeof refusalError>[0]).message).toBe(
+      `agent 'q' is bound as a policy (kind "policy") to 'peer', which is a frozen model: bind it with kind "frozen"`,
+    );
+    const unknown = store.register({ taskId: "t", env: "smoke", agents: { r: { kind: "frozen", target: "nope" } } });
+    expect(refusalError(unknown as Parameters<typeof refusalError>[0]).message).toBe(
+      `agent 'r' is bound as a frozen model (kind "frozen") to 'nope', which is no frozen model of this server`,
+    );
   });
 
   it("gives each refusal its coded error for callers to whom it is a failure", () => {
