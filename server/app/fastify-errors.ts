@@ -1,24 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { HttpError, toErrorBody } from "../openai/errors.ts";
-
-/**
- * Our code for a client error fastify raised itself (body parsing, routing limits, validation): the codes
- * clients can look up in docs/errors.md, never fastify's own `FST_ERR_*`.
- */
-function codeFor(err: FastifyError, status: number): string {
-  if (err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE" || status === 415) return "AJ_ERR_CONTENT_TYPE";
-  if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE" || status === 413) return "AJ_ERR_BODY_TOO_LARGE";
-  if (err.code?.startsWith("AJ_ERR_")) return err.code;
-  return "AJ_ERR_INVALID_REQUEST";
-}
-
-/** Any error a route or fastify raised, as the error we answer: a client error keeps its status and message; anything else is a 500 that hides its cause. */
-export function toHttpError(err: FastifyError): HttpError {
-  if (err instanceof HttpError) return err;
-  const status = err.statusCode ?? 500;
-  if (status >= 400 && status < 500) return new HttpError(status, codeFor(err, status), err.message, { cause: err });
-  return new HttpError(500, "AJ_ERR_INTERNAL", "internal server error", { cause: err });
-}
+import { toErrorBody, toHttpError } from "../openai/errors.ts";
 
 /** The error handler of every fastify app of ours: OpenAI's error shape, our codes, 5xx logged. */
 export function answerError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {

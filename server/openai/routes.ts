@@ -4,7 +4,7 @@ import type { ChatTurnMessage } from "../tokenizers/tokenizer.ts";
 import { completeWithFrozen } from "./complete-frozen.ts";
 import { completeWithPolicy } from "./complete-policy.ts";
 import type { Completion, CompletionSink } from "./completion.ts";
-import { conflict, HttpError, unauthorized } from "./errors.ts";
+import { conflict, HttpError, toHttpError, unauthorized } from "./errors.ts";
 import { checkToolChoice, type GenerationRequest } from "./generation-request.ts";
 import { parseBody } from "./parse-body.ts";
 import { createChatStream, toResponseJson } from "./render-completion.ts";
@@ -117,7 +117,7 @@ export async function openaiRoutes(app: FastifyInstance, ctx: ServerContext): Pr
       await run();
     } catch (err) {
       if (!sse.started) throw err;
-      const http = err instanceof HttpError ? err : new HttpError(500, "AJ_ERR_INTERNAL", "internal server error", { cause: err });
+      const http = toHttpError(err);
       if (http.status >= 500) app.log.error({ err }, "stream failed");
       // The Responses API's error event, or the chat API's error object in a data line.
       if (responsesApi) sse.send({ type: "error", code: http.code, message: http.message, param: http.param }, "error");
