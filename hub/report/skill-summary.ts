@@ -39,6 +39,9 @@ export function summariseSkill(events: readonly RunEvent[]): SkillSummary {
   const start = events.find((e) => e.type === "start");
   const evals = events.filter((e): e is EvalEvent => e.type === "eval");
   const steps = events.filter((e): e is StepEvent => e.type === "step");
+  // An evaluation that was asked for but failed (its warning is in the log) is not "no evaluation set".
+  const evalFailed = events.find((e) => e.type === "log" && /^evaluation at step \d+ failed/.test(e.message));
+  const noEval = evalFailed?.type === "log" ? `no evaluation finished (${evalFailed.message})` : "no evaluation ran (set eval.every to measure success)";
   const envs = [...new Set([...(start?.type === "start" ? start.environments : []), ...evals.map((e) => e.env), ...steps.flatMap((s) => Object.keys(s.perEnv))])];
   const perEnv: SkillSummary["perEnv"] = {};
   const warnings: string[] = [];
@@ -71,7 +74,7 @@ export function summariseSkill(events: readonly RunEvent[]): SkillSummary {
       return r ? [`${mode} ${pct(r.first)} -> ${pct(r.last)}`] : [];
     });
     const from = ranges.greedy?.firstBeforeWarmStart || ranges.sampled?.firstBeforeWarmStart ? " (from before the warm-start)" : "";
-    headline.push(parts.length ? `${env}: success ${parts.join(", ")}${from}` : `${env}: no evaluation ran (set eval.every to measure success)`);
+    headline.push(parts.length ? `${env}: success ${parts.join(", ")}${from}` : `${env}: ${noEval}`);
   }
   const q = steps.slice(-Math.max(1, Math.floor(steps.length / 4)));
   const withGroups = q.filter((s) => s.trainedGroups !== undefined);

@@ -18,7 +18,7 @@ With VS Code's YAML extension, put this first in a config:
   # yaml-language-server: $schema=./run-config.schema.json
 
 Options:
-  --out <file>  Write the schema to a file instead of standard output
+  --out <file>  Write the output (schema, docs or errors) to a file instead of standard output
   --json        Print one JSON object: {"ok":true,"schema":{...}}, {"ok":true,"docs":"..."} (docs, errors) or, with
                 --out, {"ok":true,"out":"<file>"}; an error: {"ok":false,"error":{"code","message"}}
   --help        Show this help

@@ -45,7 +45,7 @@ const HELP = [
 
 export const command: Command = {
   name: "env",
-  summary: "manage environment plugins (add, list, info, remove, update, init, test, pack, docs)",
+  summary: "manage environment plugins (add, install, list, info, remove, update, init, test, pack, docs)",
   help: HELP,
   helpFor: (argv) => SUBCOMMANDS[argv[0] ?? ""]?.help ?? HELP,
   async run(argv) {

@@ -28,8 +28,8 @@ Clients, from this machine or others:
 For clients on other machines listen on a reachable address (--host 0.0.0.0) and give them the
 client token (see README.md, "Two machines").
 
-Tokens: every route but the OpenAI ones (which take episode keys) and /swarm needs
-"Authorization: Bearer <token>". The admin token configures, starts and stops the engine and reads
+Tokens: every route but the OpenAI ones (which take episode keys) needs "Authorization: Bearer <token>",
+/swarm included. The admin token configures, starts and stops the engine and reads
 recorded episodes; client tokens (and the admin token) begin, claim, end and abort episodes and
 connect to /swarm. Each comes from the run config (server.auth.adminToken / clientTokens), else the
 environment, else <run-dir>/tokens.json. With none set, serve generates both into <run-dir>/tokens.json

@@ -148,7 +148,9 @@ class OpenAITokensEngine implements OpenAITokensEngineHandle {
     } finally {
       this.inFlightByVersion.set(target.version, (this.inFlightByVersion.get(target.version) ?? 1) - 1);
     }
-    throw new NoReplicaError(`no replica served version ${target.version} after ${tried.size} tries`, lastError);
+    // The last failure's words (its replica's URL, the network error) say what to fix: a replica not started, a wrong URL.
+    const last = lastError instanceof Error ? `; last: ${lastError.message}` : "";
+    throw new NoReplicaError(`no replica served version ${target.version} after ${tried.size} tries${last}`, lastError);
   }
 
   train(batch: TrainBatch): Promise<TrainMetrics> {

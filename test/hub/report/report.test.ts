@@ -90,6 +90,18 @@ describe("report", () => {
     expect(html).toContain("<tr><td>arith</td><td>0.200</td><td>0.500</td></tr>");
   });
 
+  it("an evaluation that failed is not reported as one never asked for", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-report-"));
+    const events: RunEvent[] = [
+      { type: "start", time: "t", runDir: dir, steps: 4, policies: ["main"], environments: ["aime"] },
+      { type: "log", time: "t", level: "warn", message: "evaluation at step 0 failed: no replica served version 0 after 1 tries" },
+      { type: "end", time: "t", reason: "failed", step: 0 },
+    ];
+    writeFileSync(join(dir, "metrics.jsonl"), events.map((e) => JSON.stringify(e)).join("\n"));
+    const summary = await buildReport(dir);
+    expect(summary.skill.headline).toEqual(["aime: no evaluation finished (evaluation at step 0 failed: no replica served version 0 after 1 tries)"]);
+  });
+
   it("heads with success greedy and sampled, flags a collapsed policy and filtered groups, and lists every environment", async () => {
     const dir = mkdtempSync(join(tmpdir(), "aj-report-"));
     const ev = (step: number, env: string, mode: "greedy" | "sampled", success: number, extra: Partial<RunEvent> = {}): RunEvent =>

@@ -57,6 +57,16 @@ describe("replicas behind one policy", () => {
     expect(rig.replicas.reduce((n, r) => n + r.served.length, 0)).toBe(3);
   });
 
+  it("when no replica is up, the error names the replica's URL and the network cause", async () => {
+    const rig = await doubles.start({ replicas: 1 });
+    const dead = await deadUrl();
+    const engine = createOpenAITokensEngine({ ...rig.config(), baseUrls: [dead] });
+    const err = await engine.generate([1, 2], PARAMS).then(() => null, (e: Error & { code?: string }) => e);
+    expect(err?.code).toBe("AJ_ERR_NO_REPLICA");
+    expect(err?.message).toContain(`last: ${dead}`);
+    expect(err?.message).toContain("ECONNREFUSED");
+  });
+
   it("a 400 is not retried", async () => {
     const rig = await doubles.start({ replicas: 2, vllm: { maxModelLen: 8 } });
     const engine = createOpenAITokensEngine(rig.config({ maxContext: 100 }));
