@@ -68,8 +68,17 @@ export async function assembleRun(o: AssembleRunOptions): Promise<AssembledRun> 
     // Deterministic mode: one batch at a time, played to its end before it trains (see `run.deterministic`).
     const deterministic = config.run.deterministic;
     let scheduler: Scheduler | null = null;
+    const port = createEpisodeStorePort(store);
     const coordinator = new TrainingCoordinator({
-      store: createEpisodeStorePort(store),
+      // A drain waits for in-flight episodes, but not for those held for a group judge: their calls are
+      // done, and their group mates cannot be claimed until the sync ends (else it waited syncTimeoutS).
+      store: {
+        ...port,
+        inFlight: () => {
+          const held = scheduler?.heldForScoring();
+          return held?.size ? port.inFlight().filter((id) => !held.has(id)) : port.inFlight();
+        },
+      },
       ...(deterministic ? { syncGate: () => scheduler !== null && !scheduler.batchInProgress() } : {}),
       engines: Object.fromEntries(engines),
       pool,

@@ -3,6 +3,7 @@ import type { Engine } from "../../server/engines/index.ts";
 import type { CoordinatorPhase, SamplePool, StepReport, TrainingCoordinator } from "../../server/training/index.ts";
 import { buildReport } from "../report/build-report.ts";
 import { type Scheduler, sharesAt } from "../scheduler/index.ts";
+import { createFailureLog } from "../swarm/failure-log.ts";
 import { startLocalClients } from "../swarm/local-clients.ts";
 import { writeCheckpoint } from "../train/checkpoint.ts";
 import { NoProgressError, StorageError } from "../train/errors.ts";
@@ -240,6 +241,9 @@ export class RunLoop {
     const config = this.#config;
     this.#coordinator.start();
     const origin = this.#o.origin();
+    // Why local clients abort episodes (a reward model or judge that cannot score, a workflow that throws):
+    // each new reason once in the run's log, repeats counted, as `agentjet client` says them.
+    const failures = createFailureLog((line) => this.#log("warn", `local clients: ${line}`));
     const clients = await startLocalClients({
       url: this.#o.localOrigin(),
       token: this.#o.clientToken,
@@ -247,8 +251,14 @@ export class RunLoop {
       environments: this.#envs.map((e) => ({ runtime: e.runtime, hash: e.installed.sha256, dev: e.dev, dir: e.installed.dir })),
       concurrency: config.clients.concurrency,
       agreeSyncEvery: agreeSyncEvery(config, this.#o.localClients),
+      onEvent: (_clientId, e) => {
+        if (e.type === "episode-abort") failures.failed(e.episodeId, e.kind, e.message);
+      },
     });
-    cleanups.push(clients.stop);
+    cleanups.push(async () => {
+      await clients.stop();
+      failures.close();
+    });
     this.#log(
       "info",
       this.#o.localClients > 0

@@ -63,6 +63,13 @@ export class Dispatcher {
     return this.#byEpisode.size;
   }
 
+  /** Episodes ended on their clients and held, claims open, until their group's scorer has run. */
+  heldForScoring(): Set<string> {
+    const out = new Set<string>();
+    for (const s of this.#judging.keys()) if (s.state === "judging" && s.episodeId) out.add(s.episodeId);
+    return out;
+  }
+
   /** The store resumed claims (or the lease tick wants another look). */
   unpause(): void {
     this.#paused = false;

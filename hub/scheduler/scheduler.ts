@@ -311,6 +311,15 @@ export class Scheduler {
     return this.#planner.inProgress();
   }
 
+  /**
+   * Training episodes that ended on their clients and wait, claims open, for their group's scorer (a
+   * group judge): they make no more calls, so a weight update's drain must not wait for them (their group
+   * mates cannot start while claims are paused).
+   */
+  heldForScoring(): ReadonlySet<string> {
+    return this.#dispatcher.heldForScoring();
+  }
+
   stats(): SchedulerStats {
     let queued = 0;
     for (const e of this.#lanes) queued += e.queue.size;

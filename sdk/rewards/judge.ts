@@ -97,12 +97,21 @@ export class Judge {
     if (!base) throw new RewardModelError("AJ_ERR_JUDGE_FAILED", `judge '${this.part.name}' has no endpoint: set baseUrl in the manifest or $AGENTJET_JUDGE_BASE_URL`);
     const apiKey = env[this.part.apiKeyEnv];
     this.calls += 1;
-    const res = await (this.deps.fetch ?? fetch)(`${base}/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-      body: JSON.stringify({ model: this.part.model, messages: [{ role: "user", content: prompt }], temperature: this.part.temperature }),
-      signal: AbortSignal.timeout(this.part.timeoutMs),
-    });
+    const url = `${base}/chat/completions`;
+    let res: Response;
+    try {
+      res = await (this.deps.fetch ?? fetch)(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+        body: JSON.stringify({ model: this.part.model, messages: [{ role: "user", content: prompt }], temperature: this.part.temperature }),
+        signal: AbortSignal.timeout(this.part.timeoutMs),
+      });
+    } catch (err) {
+      // fetch says only "fetch failed" (the reason is its cause) or "The operation was aborted due to timeout".
+      if (err instanceof Error && err.name === "TimeoutError") throw new Error(`no answer from ${url} within timeoutMs ${this.part.timeoutMs}`);
+      const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : "";
+      throw new Error(`${url}: ${err instanceof Error ? err.message : String(err)}${cause}`);
+    }
     if (!res.ok) throw new Error(`HTTP ${res.status} from ${base}/chat/completions: ${(await res.text()).slice(0, 200)}`);
     const body = (await res.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
     const content = body.choices?.[0]?.message?.content;

@@ -37,7 +37,10 @@ export class ModelRewards {
       return { ...ended, rewards, info: { ...(ended.info ?? {}), rewardParts: parts } };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      return { type: "abort", episodeId: ended.episodeId, reason: { kind: "reward-model", message } };
+      // The server closed the episode meanwhile (its group failed, the run is stopping): not the reward
+      // model's failure; the server's own reason stands.
+      const kind = err instanceof EpisodeClosedError ? "cancelled" : "reward-model";
+      return { type: "abort", episodeId: ended.episodeId, reason: { kind, message } };
     }
   }
 
@@ -67,10 +70,17 @@ export class ModelRewards {
     if (!access) throw new RewardModelError("AJ_ERR_REWARD_MODEL_FAILED", "the episode has no trained agent to score");
     const url = `${access.baseUrl.replace(/\/+$/, "")}/episodes/${encodeURIComponent(assignment.episodeId)}/transcript`;
     const res = await this.fetchImpl(url, { headers: { authorization: `Bearer ${access.apiKey}` } });
-    if (!res.ok) throw new RewardModelError("AJ_ERR_REWARD_MODEL_FAILED", `reading the episode's transcript: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
+    if (!res.ok) {
+      const body = (await res.text()).slice(0, 200);
+      if (res.status === 409 && body.includes("AJ_ERR_EPISODE_CLOSED")) throw new EpisodeClosedError(`reading the episode's transcript: the server closed it (HTTP 409 ${body})`);
+      throw new RewardModelError("AJ_ERR_REWARD_MODEL_FAILED", `reading the episode's transcript: HTTP ${res.status} ${body}`);
+    }
     return (await res.json()) as EpisodeTranscript;
   }
 }
+
+/** The server had closed the episode before its transcript was read (409 `AJ_ERR_EPISODE_CLOSED`). */
+class EpisodeClosedError extends Error {}
 
 /** One ONNX scorer (its scoring processes, their loaded sessions) per process, while any client uses it. */
 let shared: { scorer: OnnxScorer; users: number } | undefined;

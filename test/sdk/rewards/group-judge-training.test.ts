@@ -58,4 +58,22 @@ describe("group-relative judging (real agentjet train, a judge-model double over
       expect(eps[0]!.verdict).toMatch(/^After comparing them:\n\[/);
     }
   });
+
+  it("a weight update does not wait for episodes held for their group's judge (fewer client slots than a batch)", { timeout: 240_000 }, async () => {
+    // 4 client slots, batches of 2 groups of 3: a sync starts while a group has members held (ended on
+    // the client, waiting for the judge) and members not yet claimed, which cannot start while claims
+    // are paused. Its drain waited for the held ones until server.syncTimeoutS (60 s), then abandoned them.
+    const cwd = tempDir("group-judge-sync");
+    const plugin = copyPlugin("ranked", cwd, { src: "judged" });
+    const started = Date.now();
+    await trainOnPlugin(
+      cwd,
+      { plugin, env: "ranked", seed: 1, steps: 4, batchTasks: 2, groupSize: 3, maxTokens: 8, concurrency: 4 },
+      { AGENTJET_JUDGE_BASE_URL: judge().baseUrl },
+    );
+    expect(readEvents(join(cwd, "run")).filter((e) => e.type === "step")).toHaveLength(4);
+    const abandoned = queryRunDb<{ n: number }>(cwd, `SELECT COUNT(*) AS n FROM episodes WHERE abort_reason LIKE '%"abandoned"%'`);
+    expect(abandoned[0]!.n).toBe(0);
+    expect(Date.now() - started).toBeLessThan(45_000);
+  });
 });

@@ -44,6 +44,9 @@ describe("training with an LLM judge (real agentjet train, a judge-model double 
     expect(ended.some((e) => e.task_id === "train-3")).toBe(true); // a batch of 8 tasks draws all 8
     expect(judgeFailures.length).toBeGreaterThanOrEqual(1);
     expect(judgeFailures.every((a) => a.task_id === "train-3")).toBe(true);
+    // ... and the run's log says why (agentjet train's local clients have no log of their own).
+    const warnings = readEvents(join(cwd, "run")).flatMap((e) => (e.type === "log" && e.level === "warn" ? [e.message] : []));
+    expect(warnings.some((m) => /^local clients: episode \S+ aborted \(reward-model: judge 'judge' \(judge-double\) gave no verdict in 3 tries: HTTP 500/.test(m))).toBe(true);
     const steps = readEvents(join(cwd, "run")).filter((e) => e.type === "step");
     expect(steps).toHaveLength(2);
     expect(judge().requests.every((q) => q.model === "judge-double")).toBe(true);

@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Judge, fillRubric } from "../../../sdk/rewards/judge.ts";
 import { JudgePartSchema } from "../../../sdk/rewards/spec.ts";
@@ -48,7 +49,22 @@ describe("LLM judges", () => {
     judge.script.push("hang", "malformed", "malformed");
     await expect(j.scoreEpisode({ task: "b", reference: "y", transcript: "y" })).rejects.toMatchObject({ code: "AJ_ERR_JUDGE_VERDICT" });
     judge.script.push("hang", "hang", "hang");
-    await expect(j.scoreEpisode({ task: "c", reference: "y", transcript: "y" })).rejects.toMatchObject({ code: "AJ_ERR_JUDGE_FAILED" });
+    const timedOut = j.scoreEpisode({ task: "c", reference: "y", transcript: "y" });
+    await expect(timedOut).rejects.toMatchObject({ code: "AJ_ERR_JUDGE_FAILED" });
+    // Says which endpoint and the limit, not fetch's bare "The operation was aborted due to timeout".
+    await expect(timedOut).rejects.toThrow(`no answer from ${judge.baseUrl}/chat/completions within timeoutMs 1000`);
+  });
+
+  it("an endpoint that refuses connections is named, with the cause, not fetch's bare 'fetch failed'", async () => {
+    // A port that was just free: nothing listens there.
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((r) => probe.close(r));
+    const j = new Judge(part({ baseUrl: `http://127.0.0.1:${port}/v1`, retries: 0 }), RUBRIC, { env: {} });
+    await expect(j.scoreEpisode({ task: "t", reference: "", transcript: "" })).rejects.toThrow(
+      `gave no verdict in 1 tries: http://127.0.0.1:${port}/v1/chat/completions: fetch failed: connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
   });
 
   it("caches verdicts by content hash: the same prompt is asked once", async () => {
