@@ -62,9 +62,10 @@ export async function runEpisode(input: {
     const workflow = await input.workflow();
     await workflow(handle);
   } catch (err) {
-    // A chat call refused because the server had already closed the episode (cancelled, run stopped) is
-    // not the workflow's fault: the server's own reason stands, and this one only says what the client saw.
-    const kind = closedByServer(err) ? "cancelled" : "workflow";
+    // A chat call refused because the server had already closed the episode (cancelled, run stopped), or
+    // cut by the scheduler's cancel (the episode's signal), is not the workflow's fault: the server's own
+    // reason stands, and this one only says what the client saw.
+    const kind = closedByServer(err) || signal.aborted ? "cancelled" : "workflow";
     settle({ type: "abort", episodeId, reason: { kind, message: errorMessage(err) } });
   } finally {
     const open: EpisodeSession | null = session;
