@@ -27,6 +27,7 @@ import type { ProgressSink } from "../train/progress.ts";
 import { engineRoutes } from "./engine-routes.ts";
 import type { EngineState, EngineStatus } from "./engine-status.ts";
 import { type OpenedRun, type OpenRunOptions, openRun } from "./open-run.ts";
+import { isRunPath } from "./run-routes.ts";
 import type { RunResult } from "./run-loop.ts";
 import { SwarmRelay } from "./swarm-relay.ts";
 
@@ -131,10 +132,20 @@ export class TrainingService {
       if (!request.is404) return done();
       const run = service.#run;
       if (!run || service.#booting) {
+        // a path no run serves (a typo, /v1/swarm from a server URL ending in /v1) is not "offline"
+        if (!isRunPath(request.url)) {
+          void reply.code(404).send(toErrorBody(new HttpError(404, "AJ_ERR_ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?", 1)[0]}`)));
+          return;
+        }
         const state = service.state();
         void reply
           .code(503)
           .send(toErrorBody(new HttpError(503, "AJ_ERR_ENGINE_OFFLINE", `the engine is ${state}: configure and start it (POST /v1/engine/config, /v1/engine/start)`)));
+        return;
+      }
+      if (run.loop.phase() === "stopping") {
+        // the run's app is closing: its own answer would be fastify's bare 503, not our shape
+        void reply.code(503).send(toErrorBody(new HttpError(503, "AJ_ERR_ENGINE_OFFLINE", "the engine is stopping: its episodes are closed; retry once it is started again")));
         return;
       }
       reply.hijack();
