@@ -1,9 +1,11 @@
 import type { RunConfig } from "../../server/config/index.ts";
 import type { Engine } from "../../server/engines/index.ts";
+import type { EpisodeStore } from "../../server/episodes/index.ts";
 import type { CoordinatorPhase, SamplePool, StepReport, TrainingCoordinator } from "../../server/training/index.ts";
 import { buildReport } from "../report/build-report.ts";
-import { type Scheduler, sharesAt } from "../scheduler/index.ts";
+import { type Scheduler, type SchedulerEvent, sharesAt } from "../scheduler/index.ts";
 import { createFailureLog } from "../swarm/failure-log.ts";
+import { clientDrivenEvents } from "./client-driven-events.ts";
 import { startLocalClients } from "../swarm/local-clients.ts";
 import { writeCheckpoint } from "../train/checkpoint.ts";
 import { NoProgressError, StorageError } from "../train/errors.ts";
@@ -86,6 +88,7 @@ export class RunLoop {
   #stopping = false;
   #finish: (result: { reason: RunResult["reason"]; error?: unknown }) => void = () => undefined;
   readonly #scheduler: Scheduler;
+  readonly #store: EpisodeStore;
   #lastFill = 0;
   #stepTimes: number[] = [];
 
@@ -97,6 +100,7 @@ export class RunLoop {
     this.#ledger = run.ledger;
     this.#coordinator = run.coordinator;
     this.#scheduler = run.scheduler;
+    this.#store = run.store;
     this.#emit = o.emit;
     this.#log = o.log;
     this.#step = o.step;
@@ -151,7 +155,7 @@ export class RunLoop {
     const coordinator = this.#coordinator;
     const scheduler = this.#scheduler;
     let batchesSinceStep = 0;
-    scheduler.subscribe((e) => {
+    const onEvent = (e: SchedulerEvent): void => {
       this.#stats.observe(e);
       if (e.type === "batch" && ++batchesSinceStep > MAX_IDLE_SYNCS && !this.#stopping) {
         const what = `${batchesSinceStep} batches in a row finished without a training step (${this.#step} steps so far)`;
@@ -162,7 +166,11 @@ export class RunLoop {
         this.#emit(episodeEndEvent(e, this.#step));
         this.#showFill(coordinator.phase());
       }
-    });
+    };
+    scheduler.subscribe(onEvent);
+    // episodes callers begin themselves never pass the scheduler: the store tells
+    const offClientDriven = clientDrivenEvents(this.#store, onEvent);
+    cleanups.push(async () => offClientDriven());
     this.#batchReset = () => (batchesSinceStep = 0);
     // Before any episode is registered: a resume counts the start events to name its episodes apart (`-r<k>`).
     this.#emit({

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -70,6 +71,10 @@ describe("TrainingService (agentjet serve)", () => {
     expect(result).toMatchObject({ reason: "done", versions: { main: 1 } });
     const after = await call(`${url}/v1/engine/status`, "GET", undefined, client);
     expect(after.json).toMatchObject({ state: "offline", lastRun: { reason: "done", step: 1 } });
+    // The run counts them as it counts the scheduler's (it reported perEnv {}, 0 episodes/s, and no episode-end events)
+    const events = readFileSync(join(project, "run", "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
+    expect(events.filter((e) => e.type === "episode-end" && e.env === "raw").map((e) => e.reward).sort()).toEqual([0, 0, 1, 1]);
+    expect(events.find((e) => e.type === "step")!.perEnv.raw).toMatchObject({ episodes: 4, meanReward: 0.5 });
 
     // Start again with more steps: it continues from the final checkpoint (weights at version 1).
     const more = { ...config, run: { ...config.run, steps: 3 } };
