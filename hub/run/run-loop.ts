@@ -155,9 +155,13 @@ export class RunLoop {
     const coordinator = this.#coordinator;
     const scheduler = this.#scheduler;
     let batchesSinceStep = 0;
+    // Under any-client / all-clients a step waits for the clients' agreement, not for batches: batches that
+    // finish meanwhile are no sign that filtering drops everything (a run failed while a client's dead
+    // socket was still being noticed).
+    const countsBatches = config.batching.strategy !== "any-client" && config.batching.strategy !== "all-clients";
     const onEvent = (e: SchedulerEvent): void => {
       this.#stats.observe(e);
-      if (e.type === "batch" && ++batchesSinceStep > MAX_IDLE_SYNCS && !this.#stopping) {
+      if (e.type === "batch" && countsBatches && ++batchesSinceStep > MAX_IDLE_SYNCS && !this.#stopping) {
         const what = `${batchesSinceStep} batches in a row finished without a training step (${this.#step} steps so far)`;
         const failed = failuresSaid(this.#stats.tail().failures);
         this.#finish({ reason: "failed", error: failed ? new NoProgressError(what, failed) : new NoProgressError(what) });
