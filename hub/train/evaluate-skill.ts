@@ -1,6 +1,6 @@
 import type { PolicyRuntime } from "../../server/app/index.ts";
 import type { RunConfig } from "../../server/config/index.ts";
-import type { FrozenModel } from "../../server/engines/index.ts";
+import { type FrozenModel, FrozenUpstreamError } from "../../server/engines/index.ts";
 import { type ChatTurnMessage, promptIds } from "../../server/tokenizers/index.ts";
 import { createJsonMask, toJsonGrammar } from "../../server/openai/index.ts";
 import type { ResponseFormat, Task } from "../../sdk/env/index.ts";
@@ -140,6 +140,9 @@ async function playOne(
   const trained = seats.agents.filter((a) => a.target.kind === "policy");
   const last = new Map<string, string>();
   let calls = 0;
+  const failed: Played = { reward: 0, answer: "", failed: true, roles: [], info: {} };
+  // A frozen opponent's endpoint failing (down, slow, rate-limited) fails this episode only, as in
+  // training (an infrastructure failure, never scored), not the whole evaluation.
   const result = await playEpisode({
     runtime: env.runtime,
     task,
@@ -153,8 +156,11 @@ async function playOne(
       last.set(agent, text);
       return text;
     },
+  }).catch((err: unknown) => {
+    if (err instanceof FrozenUpstreamError) return null;
+    throw err;
   });
-  if (result.kind !== "done") return { reward: 0, answer: "", failed: true, roles: [], info: {} };
+  if (result === null || result.kind !== "done") return failed;
   const ids = trained.length ? trained.map((a) => a.agentId) : Object.keys(result.rewards);
   const rewards = ids.map((id) => result.rewards[id] ?? 0);
   const info = result.turns.at(-1)?.info ?? {};

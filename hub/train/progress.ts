@@ -73,7 +73,7 @@ export function formatEval(e: EvalEvent): string {
   const roles = e.perRole && Object.keys(e.perRole).length > 0
     ? `  ${Object.entries(e.perRole).map(([r, m]) => `${r} win ${(m.success * 100).toFixed(0)}%`).join(" ")}`
     : "";
-  return `eval step ${e.step}${stage}: ${e.env}/${e.split}${mode} success ${(e.success * 100).toFixed(1)}% (r=${e.meanReward.toFixed(3)} n=${e.episodes})${roles}${decisions}${collapse}`;
+  return `eval step ${e.step}${stage}: ${e.env}/${e.split}${mode} success ${(e.success * 100).toFixed(1)}% (r=${e.meanReward.toFixed(3)} n=${e.episodes}${e.failed ? `, ${e.failed} failed` : ""})${roles}${decisions}${collapse}`;
 }
 
 function formatFill(s: FillStatus, width: number): string {

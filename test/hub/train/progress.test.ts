@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../../../hub/train/events.ts";
-import { createProgress, type FillStatus, type ProgressMode } from "../../../hub/train/progress.ts";
+import { createProgress, type FillStatus, formatEval, type ProgressMode } from "../../../hub/train/progress.ts";
 
 const step: RunEvent = {
   type: "step",
@@ -61,5 +61,11 @@ describe("train progress output", () => {
     sink.event({ type: "end", time: "2026-01-01T00:00:01.000Z", reason: "done", step: 3 });
     const lines = text().trim().split("\n");
     expect(lines.map((l) => JSON.parse(l))).toEqual([step, { type: "end", time: "2026-01-01T00:00:01.000Z", reason: "done", step: 3 }]);
+  });
+
+  it("an evaluation line says how many of its episodes failed (not scored), when some did", () => {
+    const e = { type: "eval", time: "2026-01-01T00:00:00.000Z", step: 2, env: "werewolves", split: "test", episodes: 3, meanReward: 1, success: 1, mode: "greedy", temperature: 0 } as const;
+    expect(formatEval({ ...e, failed: 1 })).toBe("eval step 2: werewolves/test greedy success 100.0% (r=1.000 n=3, 1 failed)");
+    expect(formatEval({ ...e, failed: 0 })).toBe("eval step 2: werewolves/test greedy success 100.0% (r=1.000 n=3)");
   });
 });
