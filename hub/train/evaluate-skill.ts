@@ -160,7 +160,14 @@ async function playOne(
     if (err instanceof FrozenUpstreamError) return null;
     throw err;
   });
-  if (result === null || result.kind !== "done") return failed;
+  if (result === null) return failed;
+  // A game cut off at maxTurns scores the bottom of the reward range for the trained seats, as training's
+  // agent loop scores it (it counted as failed, left out of success, which inflated it).
+  if (result.kind === "unfinished") {
+    const min = env.installed.manifest.reward.min;
+    return { reward: min, answer: (last.get(trained[0]?.agentId ?? "") ?? "").trim(), failed: false, roles: trained.map((a) => ({ role: a.role, reward: min })), info: { truncated: true } };
+  }
+  if (result.kind !== "done") return failed;
   const ids = trained.length ? trained.map((a) => a.agentId) : Object.keys(result.rewards);
   const rewards = ids.map((id) => result.rewards[id] ?? 0);
   const info = result.turns.at(-1)?.info ?? {};

@@ -103,7 +103,7 @@ export const EnvironmentEntrySchema = z.object({
     .record(z.string(), z.unknown())
     .default({})
     .describe("Passed to the environment's data loader, e.g. `{ data: path }` for aime (relative paths resolve from the project directory)"),
-  maxTurns: z.number().int().positive().default(64).describe("Model calls an episode may make before it is cut off"),
+  maxTurns: z.number().int().positive().default(64).describe("Environment turns an episode may take before it is cut off (scored the bottom of the reward range); a turn asks every agent whose turn it is"),
   path: z
     .string()
     .min(1)
