@@ -251,6 +251,10 @@ export class RunLoop {
   /** Starts the coordinator, the local clients, the evaluation at step 0 and the scheduler. */
   async #startRolling(cleanups: Array<() => Promise<void>>): Promise<LocalClients> {
     const config = this.#config;
+    for (const p of unboundPolicies(config)) {
+      // the run ends when every policy has trained run.steps steps: a policy no seat plays holds it open
+      this.#log("warn", `policy '${p}' is bound by no environment's roles: only client-driven episodes (POST /v1/episodes/begin) train it, and the run ends only once it has trained run.steps steps`);
+    }
     this.#coordinator.start();
     const origin = this.#o.origin();
     // Why local clients abort episodes (a reward model or judge that cannot score, a workflow that throws):
@@ -327,7 +331,10 @@ export class RunLoop {
       void coordinator.stop();
       this.#finish({ reason: "done" });
     } else if (this.#step >= steps * 4 + MAX_IDLE_SYNCS) {
-      this.#finish({ reason: "failed", error: new NoProgressError(`${this.#step} training steps ran but the least trained policy is at step ${this.#version()} of ${steps}`) });
+      const behind = [...this.#engines].filter(([, e]) => e.version() < steps).map(([name, e]) => `'${name}' at step ${e.version()}`);
+      const unbound = unboundPolicies(this.#config);
+      const why = unbound.length > 0 ? `no environment's roles bind ${unbound.map((p) => `'${p}'`).join(", ")}: only client-driven episodes train it` : undefined;
+      this.#finish({ reason: "failed", error: new NoProgressError(`${this.#step} training steps ran but ${behind.join(", ")} of ${steps}`, why) });
     }
   }
 
@@ -370,6 +377,12 @@ export class RunLoop {
       etaS: perStep === null ? null : ((config.run.steps - this.#step) * perStep) / 1000,
     });
   }
+}
+
+/** Policies no environment's roles bind: only client-driven episodes (POST /v1/episodes/begin) can train them. */
+export function unboundPolicies(config: RunConfig): string[] {
+  const bound = new Set(config.environments.flatMap((e) => Object.values(e.roles)));
+  return Object.keys(config.policies).filter((p) => !bound.has(p));
 }
 
 /** The attempts that failed since the last step, as the cause of a run that trains nothing (null when none failed). */
