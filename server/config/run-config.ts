@@ -144,7 +144,12 @@ export const MergingSchema = z.object({
     .boolean()
     .default(true)
     .describe("Compare tool definitions as canonical JSON (key order ignored) instead of as sent; differing definitions always start a new sample"),
-  overflow: z.enum(["drop", "keep"]).default("drop").describe("What to do with calls that overflowed the context"),
+  overflow: z
+    .enum(["drop", "keep"])
+    .default("drop")
+    .describe(
+      "Calls that overflowed the context: an overflowed call generates nothing, so neither setting trains on it; `drop` counts it as an overflow, `keep` passes it on like any call (counted as empty)",
+    ),
   prefixTree: z
     .boolean()
     .default(true)

@@ -10,7 +10,10 @@ export interface MergeOptions {
    * and formatting ignored), `false` exactly as sent.
    */
   ignoreTools: boolean;
-  /** `drop`: an overflowed call is left out (counted); `keep`: merged like any other call. */
+  /**
+   * `drop`: an overflowed call is left out, counted as an overflow; `keep`: passed on like any call. The
+   * server records an overflowed call with no output, so under either it trains nothing (`keep` counts it as empty).
+   */
   overflow: "drop" | "keep";
 }
 
