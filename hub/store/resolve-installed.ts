@@ -18,6 +18,8 @@ export interface InstalledEnvironment {
   bundlePath?: string;
   /** docker: the image tag (built from the content hash, or the one given with --image). */
   image?: string;
+  /** docker: `image` is the user's own (`--image`), not one the store built. */
+  imageProvided?: boolean;
   /** docker: host folders for the manifest's named mounts. */
   mounts?: Record<string, string>;
   /** Where the prepare hook wrote the dataset files; the manifest's `{ file }` splits resolve against it. */
@@ -48,6 +50,7 @@ export function resolveInstalled(name: string, version?: string, opts: StoreOpti
     manifest,
     ...(entry.kind === "vm" ? { bundlePath: join(dir, BUNDLE_FILE) } : {}),
     ...(entry.image ? { image: entry.image } : {}),
+    ...(entry.image && entry.imageProvided ? { imageProvided: true } : {}),
     ...(Object.keys(entry.mounts).length ? { mounts: entry.mounts } : {}),
     dataDir: dir,
     options: entry.options,

@@ -55,8 +55,10 @@ export async function prepareEnvironments(
           out.push(await openLocalPlugin(entry, config, options.projectDir));
           continue;
         }
-        const want = wantedOptions(entry.options, options.projectDir);
         let installed = resolveInstalled(entry.name, entry.version, { projectDir: options.projectDir });
+        // A config entry without options runs the environment as `agentjet env add` installed it (e.g.
+        // appworld's `--data`); only options the config names ask for a reinstall.
+        const want = installed && Object.keys(entry.options).length === 0 ? installed.options : wantedOptions(entry.options, options.projectDir);
         const pinned = installed ? await registryPin(entry.name, installed.version) : undefined;
         const stale = installed !== undefined && pinned !== undefined && pinned !== installed.sha256;
         if (!installed || stale || !sameOptions(installed.options, want)) {
@@ -74,6 +76,9 @@ export async function prepareEnvironments(
             projectDir: options.projectDir,
             ...(data ? { data } : {}),
             options: rest,
+            // A reinstall keeps what only `env add` can say: the host folders of docker mounts and the user's own image.
+            ...(installed?.mounts ? { mounts: installed.mounts } : {}),
+            ...(installed?.imageProvided && installed.image ? { image: installed.image } : {}),
             force: installed !== undefined,
             onProgress: options.log,
           });

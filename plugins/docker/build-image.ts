@@ -17,6 +17,13 @@ export async function buildImage(opts: {
   onProgress?: (line: string) => void;
 }): Promise<void> {
   const docker = dockerClient();
+  // Without an engine the build request fails while its context is still being packed, and the packer's
+  // error (the caller removes the context folder) would crash the process: ask first.
+  try {
+    await docker.ping();
+  } catch (err) {
+    throw new ImageBuildError(`cannot build ${opts.tag}: no Docker engine answers (${errorText(err)}); start dockerd, or point DOCKER_HOST at an engine`, err);
+  }
   // Top-level names only: the packer walks folders itself and keeps their modes (e.g. /tmp's 1777).
   const src = await readdir(opts.context);
   let stream: NodeJS.ReadableStream;
@@ -41,6 +48,10 @@ export async function buildImage(opts: {
     );
   });
   if (errors.length > 0) throw new ImageBuildError(`building ${opts.tag} failed: ${errors.join("; ")}${explainBuildError(errors.join("\n"))}`);
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Advice for a build error a plugin author can fix: the offline base images have no shell, so `RUN` cannot work. */

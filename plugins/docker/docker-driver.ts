@@ -7,6 +7,7 @@ import type { ContainerRuntime, Outcome } from "../runtime.ts";
 import { dockerClient } from "./docker-client.ts";
 import { HttpChannel } from "./http-channel.ts";
 import { NetnsHolder } from "./netns-holder.ts";
+import { ownerLabels, reapOrphanContainers } from "./reap-containers.ts";
 import { ensureInternalNetwork, INTERNAL_NETWORK } from "./network.ts";
 import { SANDBOX_USER } from "./node-base-image.ts";
 import { StdioChannel } from "./stdio-channel.ts";
@@ -55,7 +56,9 @@ export async function createDockerDriver(opts: DockerDriverOptions): Promise<Dri
   const { manifest } = opts;
   const networked = manifest.docker?.network === "internal" || manifest.docker?.port !== undefined;
   if (networked) await ensureInternalNetwork();
-  const labels = { "agentjet.env": manifest.name, "agentjet.version": manifest.version };
+  // Containers a killed agentjet process left behind (it could not remove them) go before this one adds its own.
+  await reapOrphanContainers();
+  const labels = { "agentjet.env": manifest.name, "agentjet.version": manifest.version, ...ownerLabels() };
   const holder = !networked && (opts.runtime ?? "runc") === "runc" && (opts.shareNetns ?? manifest.docker?.sharedLoopback ?? false) ? new NetnsHolder(labels) : undefined;
   const networkMode = async () => (networked ? INTERNAL_NETWORK : ((await holder?.networkMode()) ?? "none"));
   const instances = new Set<Instance>();
@@ -157,7 +160,8 @@ function createContainerConfig(
     User: SANDBOX_USER,
     Tty: false,
     OpenStdin: true,
-    StdinOnce: false,
+    // Stdin closes when the host's attach stream does (the host process died): the entry sees its end and exits.
+    StdinOnce: true,
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,

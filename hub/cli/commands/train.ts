@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { AgentJetError } from "../../../errors/index.ts";
 import { formatConfigIssues, loadRunConfig, type RunConfig, RunConfigSchema } from "../../../server/config/index.ts";
 import { TrainError, UnknownExampleError } from "../../train/errors.ts";
 import { createProgress, type ProgressMode } from "../../train/progress.ts";
@@ -199,7 +200,9 @@ export const command: Command = {
       return result.reason === "done" ? EXIT.ok : EXIT.failure;
     } catch (err) {
       const json = parsed.mode === "json";
-      if (err instanceof TrainError) return fail(json, err.code, `${err.message} (${err.code})`);
+      // A coded error (a TrainError, or one from the run's assembly such as a role the config does not
+      // map) is the user's to fix: its message, not a stack trace.
+      if (err instanceof TrainError || err instanceof AgentJetError) return fail(json, err.code, `${err.message} (${err.code})`);
       if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
         return fail(json, "AJ_ERR_TRAIN_PORT_IN_USE", `the server port is in use (${(err as Error).message}); pick another with --port, or --port 0 for a free one`);
       }

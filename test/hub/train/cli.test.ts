@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -33,6 +34,17 @@ describe("agentjet train (CLI)", () => {
       expect({ args, code: r.code }).toEqual({ args, code });
       expect(r.stderr).toContain(text);
     }
+  });
+
+  it("a config that leaves an environment's role unmapped is named, without a stack trace", { timeout: 120_000 }, async () => {
+    const cwd = tempDir("train-cli");
+    const config = (await readFile(join(REPO, "examples/quickstart.yaml"), "utf8")).replace("roles: { solver: main }", "roles: { agent: main }");
+    await writeFile(join(cwd, "run.yaml"), config);
+    const r = await runCli(["train", "run.yaml", "--warm-start", "0", "--port", "0", "--run-dir", "run", "--json"], cwd);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("agentjet train: environment 'arith' has agents with role 'solver', which the run config does not map (AJ_ERR_SCHEDULER_UNMAPPED_ROLE)");
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(JSON.parse(r.stdout.trim().split("\n").at(-1)!)).toMatchObject({ ok: false, error: { code: "AJ_ERR_SCHEDULER_UNMAPPED_ROLE" } });
   });
 
   it("--json prints one event per line, the same events as metrics.jsonl; report rebuilds report.html", { timeout: 120_000 }, async () => {

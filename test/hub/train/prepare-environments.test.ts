@@ -1,7 +1,11 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { buildAppWorldImage } from "../../../environments/appworld/build-image.ts";
 import { findVersion, loadRegistry } from "../../../hub/registry/index.ts";
+import { addEnvironment } from "../../../hub/store/index.ts";
 import { readLockfile, writeLockfile } from "../../../hub/store/lockfile.ts";
 import { prepareEnvironments } from "../../../hub/train/prepare-environments.ts";
+import { describeDocker } from "../../helpers/docker.ts";
+import { FIXTURE_DATA } from "../../environments/appworld/helpers.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
 import { smallQuickstart } from "./helpers.ts";
 
@@ -29,5 +33,41 @@ describe("prepareEnvironments", () => {
     const lines = (await prepare()).join("\n");
     expect(lines).toContain(`the registry pins another build (sha256 ${pinned.slice(0, 12)}, installed 000000000000); reinstalling`);
     expect(readLockfile(project).environments["arith"]?.sha256).toBe(pinned);
+  });
+});
+
+describeDocker("prepareEnvironments with a docker environment installed with --image, --mount and --data", () => {
+  it("runs it as installed when the config gives no options, and keeps the image and mounts when the config's options reinstall it", { timeout: 180_000 }, async () => {
+    const image = await buildAppWorldImage({ variant: "stand-in" });
+    const project = tempDir("prepare-appworld");
+    await addEnvironment({ name: "appworld", projectDir: project, image, data: FIXTURE_DATA, mounts: { data: FIXTURE_DATA }, smoke: false });
+    const config = await smallQuickstart({ steps: 1, checkpointEvery: 100, batchTasks: 2, groupSize: 2, concurrency: 1 });
+    const prepare = async (options: Record<string, unknown>): Promise<string> => {
+      config.environments = [{ ...config.environments[0]!, name: "appworld", split: "train", roles: { solver: "main" }, options }];
+      const lines: string[] = [];
+      const envs = await prepareEnvironments(config, { projectDir: project, maxInstances: 1, log: (l) => lines.push(l) });
+      try {
+        // The instance starts: the image is the stand-in and the data is mounted (without it the entry exits at start).
+        const opened = await envs[0]!.runtime.openEpisode();
+        expect(opened.kind, JSON.stringify(opened)).toBe("ok");
+        if (opened.kind === "ok") await opened.value.close();
+      } finally {
+        await Promise.all(envs.map((e) => e.runtime.close()));
+      }
+      return lines.join("\n");
+    };
+
+    // The documented flow (`env add appworld --data ... --mount ...`, then a config that names appworld).
+    expect(await prepare({})).not.toContain("reinstalling");
+    expect(readLockfile(project).environments["appworld"]?.options).toEqual({ data: FIXTURE_DATA });
+
+    // Options of its own in the config reinstall it, with the user's image and mounts kept.
+    expect(await prepare({ data: FIXTURE_DATA, reward: "partial" })).toContain("reinstalling with the config's options");
+    expect(readLockfile(project).environments["appworld"]).toMatchObject({
+      image,
+      imageProvided: true,
+      mounts: { data: FIXTURE_DATA },
+      options: { data: FIXTURE_DATA, reward: "partial" },
+    });
   });
 });
