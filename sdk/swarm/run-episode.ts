@@ -76,14 +76,17 @@ export async function runEpisode(input: {
   );
 }
 
-/**
- * The server's 409 `AJ_ERR_EPISODE_CLOSED` for a chat call: as our client raises it, or as an OpenAI SDK
- * raises it (`status` and the error body's `code`).
- */
+/** The server's answers that mean it closed the episode itself: the episode is closed (409), or the engine is stopping (503). */
+const CLOSED_BY_SERVER: ReadonlyArray<[number, string]> = [
+  [409, "AJ_ERR_EPISODE_CLOSED"],
+  [503, "AJ_ERR_ENGINE_OFFLINE"],
+];
+
+/** A chat call's failure on one of `CLOSED_BY_SERVER`: as our client raises it, or as an OpenAI SDK raises it (`status` and the error body's `code`). */
 function closedByServer(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
   const e = err as { status?: unknown; code?: unknown; message?: unknown };
-  return e.status === 409 && (e.code === "AJ_ERR_EPISODE_CLOSED" || (typeof e.message === "string" && e.message.includes("AJ_ERR_EPISODE_CLOSED")));
+  return CLOSED_BY_SERVER.some(([status, code]) => e.status === status && (e.code === code || (typeof e.message === "string" && e.message.includes(code))));
 }
 
 function errorMessage(err: unknown): string {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { EnvironmentRuntime } from "../../plugins/index.ts";
 import type { Assignment } from "../../sdk/swarm/protocol.ts";
+import { ChatCompletionError } from "../../sdk/swarm/errors.ts";
 import { runEpisode } from "../../sdk/swarm/run-episode.ts";
 
 /** The workflows below never open an instance: a runtime that only names itself. */
@@ -37,5 +38,12 @@ describe("runEpisode: what a workflow's failure is reported as", () => {
   it("the server's 409 AJ_ERR_EPISODE_CLOSED, as an OpenAI SDK raises it, is cancelled", async () => {
     const closed = Object.assign(new Error("409 episode closed"), { status: 409, code: "AJ_ERR_EPISODE_CLOSED" });
     expect(await play(() => { throw closed; })).toMatchObject({ type: "abort", reason: { kind: "cancelled" } });
+  });
+
+  // Regression: every run that reached its last step logged its local clients' in-flight episodes as
+  // workflow failures ('503 ... the engine is stopping').
+  it("the server's 503 AJ_ERR_ENGINE_OFFLINE (the engine stopping) is cancelled", async () => {
+    const stopping = new ChatCompletionError(503, '{"error":{"message":"the engine is stopping","type":"server_error","code":"AJ_ERR_ENGINE_OFFLINE","param":null}}');
+    expect(await play(() => { throw stopping; })).toMatchObject({ type: "abort", reason: { kind: "cancelled" } });
   });
 });
