@@ -9,13 +9,19 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const cli = join(root, "hub", "cli", "main.ts");
 
 if (process.env.AGENTJET_CHILD === "1") {
+  // The wrapper gone (killed with SIGKILL, which it cannot forward): stop as on SIGTERM, cleanly, instead
+  // of training on unseen under pid 1. The channel alone never keeps this process alive.
+  if (process.channel) {
+    process.channel.unref();
+    process.once("disconnect", () => process.kill(process.pid, "SIGTERM"));
+  }
   await import(pathToFileURL(cli).href);
 } else {
   const tsx = pathToFileURL(join(root, "node_modules", "tsx", "dist", "esm", "index.mjs")).href;
   const child = spawn(
     process.execPath,
     ["--no-node-snapshot", "--import", tsx, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
-    { stdio: "inherit", env: { ...process.env, AGENTJET_CHILD: "1" } },
+    { stdio: ["inherit", "inherit", "inherit", "ipc"], env: { ...process.env, AGENTJET_CHILD: "1" } },
   );
   for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
   child.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1)));

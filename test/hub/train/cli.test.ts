@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -147,6 +147,35 @@ describe("agentjet train (CLI)", () => {
     const warm = events.slice(0, lastStart).filter((e) => e.type === "warm-start");
     expect(warm.at(-1)).toMatchObject({ step: 300, steps: 300 });
     expect(events.filter((e) => e.type === "step").map((e) => e.step)).toEqual([1]);
+  });
+
+  // Regression: kill -9 of the CLI's wrapper process (bin/agentjet.js) left the real training process
+  // running under pid 1, unseen, with its port, run directory and lock.
+  it("kill -9 of the wrapper stops the training process cleanly (a checkpoint, an interrupted end, the lock gone)", { timeout: 180_000 }, async () => {
+    const cwd = tempDir("train-cli");
+    const args = ["train", "--example", "quickstart", "--warm-start", "0", "--steps", "200", "--port", "0", "--run-dir", "run", "--json", "--no-report"];
+    let child = 0;
+    const wrapper = await runCli(args, cwd, (stdout, proc) => {
+      if (child !== 0 || !stdout.includes('"type":"step","time"')) return;
+      child = Number(readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, "utf8").trim().split(/\s+/)[0]);
+      proc.kill("SIGKILL");
+    });
+    expect(wrapper.code).toBe(1);
+    expect(child).toBeGreaterThan(0);
+    const gone = async () => {
+      for (let i = 0; i < 600; i++) {
+        try {
+          process.kill(child, 0);
+        } catch {
+          return true;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return false;
+    };
+    expect(await gone()).toBe(true);
+    expect(readEvents(join(cwd, "run")).at(-1)).toMatchObject({ type: "end", reason: "interrupted" });
+    expect(existsSync(join(cwd, "run", "run.lock"))).toBe(false);
   });
 
   // Regression (issue 22, item 8): a terminal's Ctrl-C reaches the whole foreground process group, so the
