@@ -20,17 +20,24 @@ interface Entry {
   running: Set<string>;
 }
 
+/** Departed clients kept listed at most; past it the one seen longest ago is forgotten. */
+export const DEPARTED_CLIENTS_KEPT = 100;
+
 /**
  * What each `/swarm` client is doing, from the messages the service's relay passes both ways: its hello
  * (environments, concurrency), assignments out, ends, aborts and heartbeats in. It outlives runs, as the
- * relay does; a departed client stays listed, disconnected, until it comes back.
+ * relay does; a departed client stays listed, disconnected, until it comes back, the latest
+ * `departedKept` of them (a client restarted with a new random id is a new client: a long-running server
+ * would otherwise list, and send in every live snapshot, every client it ever had).
  */
 export class ClientActivity {
   readonly #clients = new Map<string, Entry>();
   readonly #now: () => number;
+  readonly #departedKept: number;
 
-  constructor(now: () => number = Date.now) {
+  constructor(now: () => number = Date.now, departedKept = DEPARTED_CLIENTS_KEPT) {
     this.#now = now;
+    this.#departedKept = departedKept;
   }
 
   connected(hello: Hello): void {
@@ -65,6 +72,10 @@ export class ClientActivity {
     if (!entry) return;
     entry.view.connected = false;
     entry.running.clear();
+    const departed = [...this.#clients.values()].filter((e) => !e.view.connected);
+    if (departed.length <= this.#departedKept) return;
+    departed.sort((a, b) => a.view.lastSeen - b.view.lastSeen);
+    for (const e of departed.slice(0, departed.length - this.#departedKept)) this.#clients.delete(e.view.clientId);
   }
 
   list(): ClientView[] {

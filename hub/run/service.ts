@@ -137,15 +137,12 @@ export class TrainingService {
           void reply.code(404).send(toErrorBody(new HttpError(404, "AJ_ERR_ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?", 1)[0]}`)));
           return;
         }
-        const state = service.state();
-        void reply
-          .code(503)
-          .send(toErrorBody(new HttpError(503, "AJ_ERR_ENGINE_OFFLINE", `the engine is ${state}: configure and start it (POST /v1/engine/config, /v1/engine/start)`)));
+        void reply.code(503).send(toErrorBody(new HttpError(503, "AJ_ERR_ENGINE_OFFLINE", notServingMessage(service.state()))));
         return;
       }
       if (run.loop.phase() === "stopping") {
         // the run's app is closing: its own answer would be fastify's bare 503, not our shape
-        void reply.code(503).send(toErrorBody(new HttpError(503, "AJ_ERR_ENGINE_OFFLINE", "the engine is stopping: its episodes are closed; retry once it is started again")));
+        void reply.code(503).send(toErrorBody(new HttpError(503, "AJ_ERR_ENGINE_OFFLINE", "the engine is stopping: its open episodes are aborted; begin new ones once it is started again")));
         return;
       }
       reply.hijack();
@@ -375,3 +372,13 @@ function defaultOrigin(host: string, port: number): string {
   return `http://${name}:${port}`;
 }
 
+
+/**
+ * The 503 message of a run path while no run serves it: booting is on its way (retry), offline waits
+ * for an admin client (configure and start it).
+ */
+export function notServingMessage(state: EngineState): string {
+  return state === "booting"
+    ? "the engine is booting: retry shortly (GET /v1/engine/status says when it is rolling)"
+    : `the engine is ${state}: configure and start it (POST /v1/engine/config, /v1/engine/start)`;
+}

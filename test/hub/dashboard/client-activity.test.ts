@@ -37,4 +37,22 @@ describe("ClientActivity (the dashboard's clients panel)", () => {
     activity.connected(hello("c1", ["e9"]));
     expect(activity.list()[0]).toMatchObject({ connected: true, inFlight: 1, ended: 1 });
   });
+
+  it("keeps the latest departed clients only: clients restarted with new ids do not pile up in a long-running server's list", () => {
+    let now = 0;
+    const activity = new ClientActivity(() => now, 3);
+    activity.connected(hello("live"));
+    for (let i = 0; i < 10; i++) {
+      now = i;
+      activity.connected(hello(`c${i}`));
+      activity.received(`c${i}`, message({ type: "heartbeat", running: [] }));
+      activity.disconnected(`c${i}`);
+    }
+    expect(activity.list().map((c) => [c.clientId, c.connected])).toEqual([
+      ["live", true],
+      ["c7", false],
+      ["c8", false],
+      ["c9", false],
+    ]);
+  });
 });

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { isRunPath } from "../../../hub/run/run-routes.ts";
-import { TrainingService } from "../../../hub/run/service.ts";
+import { notServingMessage, TrainingService } from "../../../hub/run/service.ts";
 import { fillParams } from "../../server/helpers/open-routes.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
 import { smallConfig } from "./helpers.ts";
@@ -43,5 +43,11 @@ describe("the service's answer for paths it does not serve itself", () => {
     } finally {
       await service.close();
     }
+  });
+
+  it("while the engine boots, a run path's 503 says to retry, not to configure and start an engine already starting", () => {
+    expect(notServingMessage("booting")).toMatch(/^the engine is booting: retry shortly/);
+    expect(notServingMessage("booting")).not.toContain("configure and start");
+    expect(notServingMessage("offline")).toBe("the engine is offline: configure and start it (POST /v1/engine/config, /v1/engine/start)");
   });
 });
