@@ -9,6 +9,7 @@ import { addMergeStats, createMergeStats } from "./merge-timelines.ts";
 import type { EndedEpisode, EpisodeStorePort, TrainerPort } from "./ports.ts";
 import { measurePrefixSavings, type PrefixSavings } from "./prefix-tree.ts";
 import type { Sample, TrainBatch, TrainMetrics } from "./sample.ts";
+import { stalledGroups } from "./stalled-groups.ts";
 import type { PoolEntry, SamplePool } from "./sample-pool.ts";
 
 /** The run config's training parts (`batching`, `merging`, `advantage`, `server.syncTimeoutS`). */
@@ -100,6 +101,9 @@ export interface CoordinatorCounters {
   /** Groups the scheduler failed for good (`discardGroup`), and their ended episodes that left the pool. */
   failedGroups: number;
   failedGroupEpisodes: number;
+  /** Groups dropped from a full pool that could not train again (`#dropStalled`), and their episodes. */
+  stalledGroups: number;
+  stalledEpisodes: number;
   merge: MergeStats;
 }
 
@@ -122,7 +126,7 @@ export class TrainingCoordinator {
   readonly #abandoned = new Set<string>();
   readonly #counters: CoordinatorCounters = {
     episodesPooled: 0, infraFailed: 0, abandonedEnded: 0, evaluation: 0, unrewardedAgents: 0,
-    droppedGroups: 0, droppedEpisodes: 0, abandonedByDrain: 0, failedGroups: 0, failedGroupEpisodes: 0, merge: createMergeStats(),
+    droppedGroups: 0, droppedEpisodes: 0, abandonedByDrain: 0, failedGroups: 0, failedGroupEpisodes: 0, stalledGroups: 0, stalledEpisodes: 0, merge: createMergeStats(),
   };
   /** Groups failed for good: their episodes never train, even one that ends late. */
   readonly #failedGroups = new Set<string>();
@@ -178,10 +182,12 @@ export class TrainingCoordinator {
     }
     if (this.#abandoned.delete(episode.episodeId) || episode.outcome.kind === "abandoned") {
       c.abandonedEnded++;
+      this.#recheckFull();
       return;
     }
     if (episode.outcome.kind === "infra-failed") {
       c.infraFailed++;
+      this.#recheckFull();
       return;
     }
     if (this.#failedGroups.has(groupKey(episode))) {
@@ -375,9 +381,15 @@ export class TrainingCoordinator {
     return report;
   }
 
+  /** An episode that leaves nothing to pool can still be the last that ran: a full pool is looked at again. */
+  #recheckFull(): void {
+    for (const p of [...this.#overCap]) this.#checkCap(p);
+  }
+
   #checkCap(policy: string): void {
     const cap = this.#o.config.batching.maxCachedEpisodes;
-    const held = this.#o.pool.episodeCount(policy);
+    let held = this.#o.pool.episodeCount(policy);
+    if (held >= cap && !this.#stopped && this.#o.store.inFlight().length === 0 && !this.#readyPolicies().includes(policy)) held -= this.#dropStalled(policy, held - cap + 1);
     if (held >= cap) {
       if (!this.#overCap.has(policy)) {
         this.#overCap.add(policy);
@@ -389,6 +401,27 @@ export class TrainingCoordinator {
     } else {
       this.#overCap.delete(policy);
     }
+  }
+
+  /**
+   * A full pool, nothing running, no batch ready: it would never train again (a long-running service
+   * taking client-driven episodes wedged so: begin answered 503 for good). Drops the stalled groups
+   * (`stalledGroups`) from every policy's pool, says so, and gives how many of `policy`'s episodes left.
+   */
+  #dropStalled(policy: string, need: number): number {
+    const { strategy, groupSize } = this.#o.config.batching;
+    let freed = 0;
+    for (const g of stalledGroups(this.#o.pool.entries(policy), { strategy, groupSize }, need)) {
+      for (const p of this.#trainable) this.#o.pool.remove(p, g.episodeIds);
+      freed += g.episodeIds.length;
+      this.#counters.stalledGroups++;
+      this.#counters.stalledEpisodes += g.episodeIds.length;
+      this.#o.onWarning?.(
+        `sample pool of policy '${policy}' is full and nothing runs that could complete a batch: dropped group ${g.env}/${g.taskId} ` +
+          `(${g.episodeIds.length} of ${groupSize} episodes; a member aborted, or its group id is used once)`,
+      );
+    }
+    return freed;
   }
 }
 

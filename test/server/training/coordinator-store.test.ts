@@ -120,4 +120,53 @@ describe("TrainingCoordinator on the server's episode store", () => {
     await coord.stop();
     store.close();
   });
+
+  // Regression: under tasks, a client-driven group with a member aborted never completed and stayed in the
+  // pool; past maxCachedEpisodes begin answered 503 for good (a soak would have wedged after about 3 hours).
+  it("a full pool with nothing running and no batch ready drops its stalled groups, oldest first, and says so", async () => {
+    const db = openRunDb(":memory:");
+    const clock = manualClock(1_000);
+    const store = createEpisodeStore({ db, policies: ["main"], reclaimTimer: false, now: clock.now, keySecret: "k" });
+    const reports: StepReport[] = [];
+    const warnings: string[] = [];
+    const coord = new TrainingCoordinator({
+      store: createEpisodeStorePort(store),
+      engines: { main: createTinyEngine() },
+      pool: new SamplePool(db),
+      config: trainingConfig({ batchTasks: 1, groupSize: 3, maxCachedEpisodes: 4 }),
+      now: clock.now,
+      sleep: clock.sleep,
+      tickMs: 0,
+      onStep: (r) => reports.push(r),
+      onWarning: (m) => warnings.push(m),
+    });
+    coord.start();
+    const begin = (id: string, task: string) => {
+      store.register({ episodeId: id, taskId: task, env: "smoke", agents: { a: { kind: "policy", target: "main" } } });
+      expect(store.claim({ episodeId: id, clientId: "c1" }).kind).toBe("claimed");
+      for (const c of rewardedEpisode(id, task, 0).calls) store.tracker.record({ ...c, trainable: true });
+    };
+    // two groups of 3, each with its third member aborted: 4 pooled episodes, the cap
+    for (const task of ["ta", "tb"]) {
+      for (const [i, reward] of [[1, 0], [2, 1]] as const) {
+        begin(`${task}-${i}`, task);
+        store.end(`${task}-${i}`, { rewards: { a: reward } });
+      }
+      begin(`${task}-3`, task);
+      store.abort(`${task}-3`, { kind: "workflow", message: "the caller gave up" });
+    }
+    await coord.whenIdle();
+    expect(coord.counters()).toMatchObject({ stalledGroups: 1, stalledEpisodes: 2 });
+    expect(warnings.some((w) => w.includes("dropped group smoke/ta (2 of 3 episodes"))).toBe(true);
+    expect(coord.canSchedule()).toBe(true);
+    // room again: a complete group trains
+    for (const [i, reward] of [[1, 0], [2, 1], [3, 1]] as const) {
+      begin(`tc-${i}`, "tc");
+      store.end(`tc-${i}`, { rewards: { a: reward } });
+    }
+    await coord.whenIdle();
+    expect(reports.map((r) => r.outcome)).toEqual(["trained"]);
+    await coord.stop();
+    store.close();
+  });
 });
