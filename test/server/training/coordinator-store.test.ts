@@ -6,24 +6,31 @@ import { SamplePool } from "../../../server/training/sample-pool.ts";
 import { createEpisodeStorePort } from "../../../server/episodes/episode-store-port.ts";
 import { createTinyEngine, manualClock, rewardedEpisode, trainingConfig } from "./helpers/training-parts.ts";
 
+/** A coordinator on a real episode store (in-memory run.db, a manual clock), with what it reported. */
+function onStore(config: ReturnType<typeof trainingConfig>) {
+  const db = openRunDb(":memory:");
+  const clock = manualClock(1_000);
+  const store = createEpisodeStore({ db, policies: ["main"], reclaimTimer: false, now: clock.now, keySecret: "k" });
+  const reports: StepReport[] = [];
+  const warnings: string[] = [];
+  const coord = new TrainingCoordinator({
+    store: createEpisodeStorePort(store),
+    engines: { main: createTinyEngine() },
+    pool: new SamplePool(db),
+    config,
+    now: clock.now,
+    sleep: clock.sleep,
+    tickMs: 0,
+    onStep: (r) => reports.push(r),
+    onWarning: (m) => warnings.push(m),
+  });
+  coord.start();
+  return { store, coord, reports, warnings };
+}
+
 describe("TrainingCoordinator on the server's episode store", () => {
   it("pools ended episodes, pauses real claims while it trains, and abandons a stuck episode", async () => {
-    const db = openRunDb(":memory:");
-    const clock = manualClock(1_000);
-    const store = createEpisodeStore({ db, policies: ["main"], reclaimTimer: false, now: clock.now, keySecret: "k" });
-    const engine = createTinyEngine();
-    const reports: StepReport[] = [];
-    const coord = new TrainingCoordinator({
-      store: createEpisodeStorePort(store),
-      engines: { main: engine },
-      pool: new SamplePool(db),
-      config: trainingConfig({ batchTasks: 1 }, { syncTimeoutS: 1 }),
-      now: clock.now,
-      sleep: clock.sleep,
-      tickMs: 0,
-      onStep: (r) => reports.push(r),
-    });
-    coord.start();
+    const { store, coord, reports } = onStore(trainingConfig({ batchTasks: 1 }, { syncTimeoutS: 1 }));
     const run = (id: string, reward: number | null) => {
       store.register({ episodeId: id, taskId: "t1", env: "smoke", agents: { a: { kind: "policy", target: "main" } } });
       expect(store.claim({ episodeId: id, clientId: "c1" }).kind).toBe("claimed");
@@ -51,21 +58,7 @@ describe("TrainingCoordinator on the server's episode store", () => {
   // moved) or only overflowed calls pooled nothing, so its group never reached groupSize and the group's
   // other episodes waited in the pool for good (a tic-tac-toe run with separate policies hung at the cap).
   it("an episode whose policy agent made no trainable call counts in its group, with no samples and no say in the signal", async () => {
-    const db = openRunDb(":memory:");
-    const clock = manualClock(1_000);
-    const store = createEpisodeStore({ db, policies: ["main"], reclaimTimer: false, now: clock.now, keySecret: "k" });
-    const reports: StepReport[] = [];
-    const coord = new TrainingCoordinator({
-      store: createEpisodeStorePort(store),
-      engines: { main: createTinyEngine() },
-      pool: new SamplePool(db),
-      config: trainingConfig({ batchTasks: 2, groupSize: 3 }),
-      now: clock.now,
-      sleep: clock.sleep,
-      tickMs: 0,
-      onStep: (r) => reports.push(r),
-    });
-    coord.start();
+    const { store, coord, reports } = onStore(trainingConfig({ batchTasks: 2, groupSize: 3 }));
     const run = (id: string, task: string, reward: number, calls: "played" | "none" | "overflowed") => {
       store.register({ episodeId: id, taskId: task, env: "smoke", agents: { a: { kind: "policy", target: "main" } } });
       expect(store.claim({ episodeId: id, clientId: "c1" }).kind).toBe("claimed");
@@ -92,21 +85,7 @@ describe("TrainingCoordinator on the server's episode store", () => {
   });
 
   it("a complete group whose only differing reward belongs to an episode with nothing to train is filtered as equal", async () => {
-    const db = openRunDb(":memory:");
-    const clock = manualClock(1_000);
-    const store = createEpisodeStore({ db, policies: ["main"], reclaimTimer: false, now: clock.now, keySecret: "k" });
-    const reports: StepReport[] = [];
-    const coord = new TrainingCoordinator({
-      store: createEpisodeStorePort(store),
-      engines: { main: createTinyEngine() },
-      pool: new SamplePool(db),
-      config: trainingConfig({ batchTasks: 1, groupSize: 3 }),
-      now: clock.now,
-      sleep: clock.sleep,
-      tickMs: 0,
-      onStep: (r) => reports.push(r),
-    });
-    coord.start();
+    const { store, coord, reports } = onStore(trainingConfig({ batchTasks: 1, groupSize: 3 }));
     for (const [id, reward, played] of [["a", 1, true], ["b", 1, true], ["c", 0, false]] as const) {
       store.register({ episodeId: id, taskId: "t", env: "smoke", agents: { a: { kind: "policy", target: "main" } } });
       store.claim({ episodeId: id, clientId: "c1" });
@@ -124,23 +103,7 @@ describe("TrainingCoordinator on the server's episode store", () => {
   // Regression: under tasks, a client-driven group with a member aborted never completed and stayed in the
   // pool; past maxCachedEpisodes begin answered 503 for good (a soak would have wedged after about 3 hours).
   it("a full pool with nothing running and no batch ready drops its stalled groups, oldest first, and says so", async () => {
-    const db = openRunDb(":memory:");
-    const clock = manualClock(1_000);
-    const store = createEpisodeStore({ db, policies: ["main"], reclaimTimer: false, now: clock.now, keySecret: "k" });
-    const reports: StepReport[] = [];
-    const warnings: string[] = [];
-    const coord = new TrainingCoordinator({
-      store: createEpisodeStorePort(store),
-      engines: { main: createTinyEngine() },
-      pool: new SamplePool(db),
-      config: trainingConfig({ batchTasks: 1, groupSize: 3, maxCachedEpisodes: 4 }),
-      now: clock.now,
-      sleep: clock.sleep,
-      tickMs: 0,
-      onStep: (r) => reports.push(r),
-      onWarning: (m) => warnings.push(m),
-    });
-    coord.start();
+    const { store, coord, reports, warnings } = onStore(trainingConfig({ batchTasks: 1, groupSize: 3, maxCachedEpisodes: 4 }));
     const begin = (id: string, task: string) => {
       store.register({ episodeId: id, taskId: task, env: "smoke", agents: { a: { kind: "policy", target: "main" } } });
       expect(store.claim({ episodeId: id, clientId: "c1" }).kind).toBe("claimed");
