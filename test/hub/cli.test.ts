@@ -43,6 +43,20 @@ async function scaffoldToInstall(kind: "vm" | "docker"): Promise<void> {
 afterAll(removeTempDirs);
 
 describe("agentjet env (CLI)", () => {
+  // Regression: --tags was ignored when the registry already had the entry.
+  it("pack --write-registry: --tags sets an existing entry's tags, and a pack without --tags keeps them", async () => {
+    const work = tempDir("pack-tags");
+    const registry = join(work, "registry.json");
+    const pack = (...extra: string[]) => runCli(["env", "pack", join(REPO, "environments", "arith"), "--out", work, "--write-registry", registry, ...extra], work);
+    const tags = () => (JSON.parse(readFileSync(registry, "utf8")) as { environments: { arith: { tags: string[] } } }).environments.arith.tags;
+    expect((await pack("--tags", "math")).code).toBe(0);
+    expect(tags()).toEqual(["math"]);
+    expect((await pack("--tags", "math,smoke")).code).toBe(0);
+    expect(tags()).toEqual(["math", "smoke"]);
+    expect((await pack()).code).toBe(0);
+    expect(tags()).toEqual(["math", "smoke"]);
+  });
+
   it("add aime --data, list, test, remove", async () => {
     const work = tempDir("aime");
     const registry = join(work, "registry.json");

@@ -22,7 +22,8 @@ gzip bytes; \`env add --source <file>.tgz --sha256\` accepts it too, for that fi
 
 Options:
   --out <dir>                where to write the tarball (default: the working directory)
-  --source-url <url>         the source the entry names (default: the tarball's path)
+  --source-url <url>         the source the entry names (default: the tarball's path; with
+                             --write-registry, the plugin folder, relative to the registry file)
   --tags <a,b>               tags for the entry
   --write-registry <file>    add or update the entry in this registry file (sources stay relative to it)
   --json                     print the result as JSON
@@ -63,7 +64,14 @@ export async function runPack(argv: string[], io: EnvIo): Promise<number> {
     const registry = existsSync(registryFile) ? parseRegistry(readFileSync(registryFile, "utf8"), registryFile) : { environments: {} };
     const prior = registry.environments[manifest.name];
     registry.environments[manifest.name] = prior
-      ? { ...prior, description: manifest.description, license: manifest.license, versions: { ...prior.versions, [manifest.version]: version } }
+      ? {
+          ...prior,
+          description: manifest.description,
+          license: manifest.license,
+          // --tags replaces the entry's tags; without it they stay
+          ...(values.tags !== undefined ? { tags: entry.tags } : {}),
+          versions: { ...prior.versions, [manifest.version]: version },
+        }
       : entry;
     writeFileSync(registryFile, `${JSON.stringify(registry, null, 2)}\n`);
   }
