@@ -4,7 +4,7 @@ import type { EpisodeStore } from "../../server/episodes/index.ts";
 import type { CoordinatorPhase, SamplePool, StepReport, TrainingCoordinator } from "../../server/training/index.ts";
 import { buildReport } from "../report/build-report.ts";
 import { type Scheduler, type SchedulerEvent, sharesAt } from "../scheduler/index.ts";
-import { createFailureLog } from "../swarm/failure-log.ts";
+import { createFailureLog, type FailureLog } from "../swarm/failure-log.ts";
 import { clientDrivenEvents } from "./client-driven-events.ts";
 import { startLocalClients } from "../swarm/local-clients.ts";
 import { writeCheckpoint } from "../train/checkpoint.ts";
@@ -89,6 +89,7 @@ export class RunLoop {
   #finish: (result: { reason: RunResult["reason"]; error?: unknown }) => void = () => undefined;
   readonly #scheduler: Scheduler;
   readonly #store: EpisodeStore;
+  #clientFailures: FailureLog | null = null;
   #lastFill = 0;
   #stepTimes: number[] = [];
 
@@ -216,6 +217,8 @@ export class RunLoop {
     detach();
     await scheduler.close();
     await clients?.stop();
+    // what is still counted is said now, before the run's end event (the last line of metrics.jsonl)
+    this.#clientFailures?.close();
     await coordinator.stop();
     this.#o.progress.close();
     let end = outcome;
@@ -260,6 +263,7 @@ export class RunLoop {
     // Why local clients abort episodes (a reward model or judge that cannot score, a workflow that throws):
     // each new reason once in the run's log, repeats counted, as `agentjet client` says them.
     const failures = createFailureLog((line) => this.#log("warn", `local clients: ${line}`));
+    this.#clientFailures = failures;
     const clients = await startLocalClients({
       url: this.#o.localOrigin(),
       token: this.#o.clientToken,

@@ -7,7 +7,7 @@ const MAX_DISTINCT = 5;
 export interface FailureLog {
   /** An episode this client aborted: why (a failure kind) and the message. */
   failed(episodeId: string, kind: string, message: string): void;
-  /** Says what is still counted and stops the timer. */
+  /** Says what is still counted and stops the timer; later failures are not said. */
   close(): void;
 }
 
@@ -22,6 +22,7 @@ export function createFailureLog(log: (line: string) => void, options: { everyMs
   const said = new Set<string>();
   let counted = new Map<string, number>();
   let timer: NodeJS.Timeout | null = null;
+  let closed = false;
   const summary = (): void => {
     timer = null;
     if (counted.size === 0) return;
@@ -32,7 +33,8 @@ export function createFailureLog(log: (line: string) => void, options: { everyMs
   };
   return {
     failed(episodeId, kind, message) {
-      if (QUIET_KINDS.has(kind)) return;
+      // closed: the run said its last word (its end event); a late abort is not news
+      if (closed || QUIET_KINDS.has(kind)) return;
       const reason = `${kind}: ${message}`;
       if (!said.has(reason) && said.size < MAX_DISTINCT) {
         said.add(reason);
@@ -48,6 +50,7 @@ export function createFailureLog(log: (line: string) => void, options: { everyMs
     close() {
       if (timer !== null) clearTimeout(timer);
       summary();
+      closed = true;
     },
   };
 }
