@@ -94,10 +94,23 @@ export async function openRun(
 /** The checkpoint `--resume` continues from, or a run to play again from step 0; refuses a start the directory does not allow. */
 function whatToResume(o: OpenRunOptions, runDir: string): { resumed: Extract<ReturnType<typeof readLatestCheckpoint>, { kind: "ok" }> | undefined; restart: boolean } {
   const checkpoint = o.resume ? readLatestCheckpoint(runDir) : undefined;
-  // A run killed before its first checkpoint kept nothing in any weights: `--resume` plays it again from step 0.
+  // A run killed before its first checkpoint kept nothing in any weights: `--resume` plays it again from
+  // step 0. One whose checkpoint is damaged did train: it is refused, never played again over its record.
+  if (checkpoint?.kind === "damaged") throw new NoCheckpointError(runDir, `its newest checkpoint is damaged: ${checkpoint.why}`);
   const restart = checkpoint?.kind === "none" && existsSync(join(runDir, "run.db"));
   if (checkpoint?.kind === "none" && !restart) throw new NoCheckpointError(runDir, checkpoint.why);
   if (!o.resume && existsSync(join(runDir, "run.db"))) throw new RunDirInUseError(runDir);
+  if (checkpoint?.kind === "ok") {
+    // A policy added to config.yaml by hand has no weights to continue from (the engine would only say a file is missing).
+    const held = Object.keys(checkpoint.state.versions);
+    const added = Object.keys(o.config.policies).filter((p) => !held.includes(p));
+    if (added.length) {
+      throw new NoCheckpointError(
+        runDir,
+        `its config names ${added.map((p) => `policy '${p}'`).join(", ")}, which its checkpoint ${checkpoint.dir} does not hold (it holds ${held.map((p) => `'${p}'`).join(", ")}): a resumed run trains the policies it started with: run this config as a new run (another --run-dir; --from takes a checkpoint's weights)`,
+      );
+    }
+  }
   return { resumed: checkpoint?.kind === "ok" ? checkpoint : undefined, restart };
 }
 

@@ -242,7 +242,8 @@ export class TrainingService {
     if (!config) throw new HttpError(409, "AJ_ERR_ENGINE_NOT_CONFIGURED", "no run config: POST /v1/engine/config first (or serve --config)");
     if (this.state() !== "offline") throw new HttpError(409, "AJ_ERR_ENGINE_STATE", `the engine is already ${this.state()}`);
     const runDir = resolve(this.#o.projectDir, this.#o.runDir ?? config.run.dir);
-    const resume = options.resume ?? readLatestCheckpoint(runDir).kind === "ok";
+    // a damaged checkpoint is resumed, which refuses it and says why (not "the directory holds a run")
+    const resume = options.resume ?? readLatestCheckpoint(runDir).kind !== "none";
     this.#booting = true;
     const abort = new AbortController();
     this.#abort = abort;

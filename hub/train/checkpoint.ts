@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
@@ -71,18 +71,59 @@ export async function writeCheckpoint(
   return dir;
 }
 
-/** The newest checkpoint of a run, or why there is none. */
-export function readLatestCheckpoint(runDir: string): { kind: "ok"; dir: string; state: CheckpointState } | { kind: "none"; why: string } {
-  const latest = join(checkpointsDir(runDir), LATEST);
-  if (!existsSync(latest)) return { kind: "none", why: `it has no ${join("checkpoints", LATEST)} (no step finished before it stopped)` };
-  const pointer = z.object({ checkpoint: z.string().regex(/^step-\d+$/) }).safeParse(JSON.parse(readFileSync(latest, "utf8")));
-  if (!pointer.success) return { kind: "none", why: `${latest} is not a checkpoint pointer` };
-  const dir = join(checkpointsDir(runDir), pointer.data.checkpoint);
+/**
+ * The newest checkpoint of a run; `none` when the run never wrote one (no `latest.json`, no `step-*`
+ * folder), `damaged` when it wrote some but the newest cannot be read (a truncated or missing file):
+ * such a run is not one to play again from step 0.
+ */
+export function readLatestCheckpoint(
+  runDir: string,
+): { kind: "ok"; dir: string; state: CheckpointState } | { kind: "none"; why: string } | { kind: "damaged"; why: string } {
+  const root = checkpointsDir(runDir);
+  const latest = join(root, LATEST);
+  const written = checkpointFolders(runDir);
+  // `bad`: the checkpoint found damaged, not one to suggest
+  const damaged = (why: string, bad?: string): { kind: "damaged"; why: string } => {
+    const other = written.filter((n) => n !== bad).at(-1);
+    const hint = other ? `; to resume from another checkpoint (${written.join(", ")} are there), name it in ${latest}: {"checkpoint":"${other}"}` : "";
+    return { kind: "damaged", why: `${why}${hint}` };
+  };
+  if (!existsSync(latest)) {
+    if (written.length) return damaged(`${latest} is missing`);
+    return { kind: "none", why: `it has no ${join("checkpoints", LATEST)} (no step finished before it stopped)` };
+  }
+  const pointer = z.object({ checkpoint: z.string().regex(/^step-\d+$/) }).safeParse(readJson(latest));
+  if (!pointer.success) return damaged(`${latest} is not a checkpoint pointer`);
+  const dir = join(root, pointer.data.checkpoint);
   const file = join(dir, "state.json");
-  if (!existsSync(file)) return { kind: "none", why: `${file} is missing` };
-  const state = CheckpointStateSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
-  if (!state.success) return { kind: "none", why: `${file} does not match the checkpoint schema: ${state.error.message}` };
+  const bad = pointer.data.checkpoint;
+  if (!existsSync(file)) return damaged(`${file} is missing`, bad);
+  const json = readJson(file);
+  if (json === undefined) return damaged(`${file} is not valid JSON (truncated?)`, bad);
+  const state = CheckpointStateSchema.safeParse(json);
+  if (!state.success) {
+    const issues = state.error.issues.map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`).join("; ");
+    return damaged(`${file} does not match the checkpoint schema (${issues})`, bad);
+  }
   return { kind: "ok", dir, state: state.data };
+}
+
+/** The `step-NNNNNN` folders of a run's checkpoints, oldest first. */
+function checkpointFolders(runDir: string): string[] {
+  try {
+    return readdirSync(checkpointsDir(runDir)).filter((n) => /^step-\d+$/.test(n)).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** A file's JSON, or undefined when it cannot be read or parsed. */
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, "utf8"));
+  } catch {
+    return undefined;
+  }
 }
 
 export function policyCheckpointDir(checkpointDir: string, policy: string): string {

@@ -5,7 +5,8 @@ import type { EpisodeEndEvent, StepEvent } from "./events.ts";
 /** Rewards counted for one environment (per episode) or one `<env>/<role>` (per trained agent). */
 interface Tally {
   n: number;
-  reward: number;
+  /** Each reward counted, in arrival order; summed in sorted order so that the mean does not depend on it. */
+  rewards: number[];
   successes: number;
 }
 
@@ -15,15 +16,20 @@ export function isSuccess(reward: number, top: number): boolean {
 }
 
 function add(into: Map<string, Tally>, key: string, reward: number, top: number): void {
-  const t = into.get(key) ?? { n: 0, reward: 0, successes: 0 };
+  const t = into.get(key) ?? { n: 0, rewards: [], successes: 0 };
   t.n += 1;
-  t.reward += reward;
+  t.rewards.push(reward);
   if (isSuccess(reward, top)) t.successes += 1;
   into.set(key, t);
 }
 
+/**
+ * Floating-point sums depend on their order and episodes finish in any order: summed sorted, the same
+ * rewards give the same mean to the last bit (run.deterministic promises the same step metrics).
+ */
 function summarise(t: Tally): { meanReward: number; success: number } {
-  return { meanReward: t.reward / t.n, success: t.successes / t.n };
+  const sum = [...t.rewards].sort((a, b) => a - b).reduce((a, b) => a + b, 0);
+  return { meanReward: sum / t.n, success: t.successes / t.n };
 }
 
 /** An episode's reward as the run reports it: the mean over its trained agents (over every agent when none is trained). */

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { PolicyRuntime } from "../../server/app/index.ts";
 import type { RunConfig, WarmStartConfig } from "../../server/config/index.ts";
@@ -42,6 +42,9 @@ export async function runStartStage(o: StartStageOptions): Promise<void> {
   const { config } = o;
   const ws = config.warmStart;
   const init = ws?.source === "checkpoint" ? (ws.path ?? config.run.init) : config.run.init;
+  // Without a path the stage would start from nothing said: a checkpoint source trained from random weights, a jsonl one read the project folder.
+  if (ws?.source === "checkpoint" && init === undefined) throw new WarmStartError("warmStart.source is 'checkpoint' but names no weights: set warmStart.path (a run directory or a checkpoint folder), or run.init (--from)");
+  if (ws?.source === "jsonl" && ws.steps > 0 && ws.path === undefined) throw new WarmStartError("warmStart.source is 'jsonl' but names no file: set warmStart.path");
   if (init !== undefined) {
     const from = resolve(o.projectDir, init);
     for (const [name, p] of o.policies) {
@@ -104,10 +107,21 @@ function initEngine(engine: Engine, policy: string, what: string): InitEngine {
 /** A policy's weights in `from`: a policy folder, a checkpoint folder, or a run directory (its newest checkpoint). */
 export function weightsDir(from: string, policy: string): string {
   if (existsSync(join(from, "embedded.json"))) return from;
-  if (existsSync(join(from, "state.json"))) return policyCheckpointDir(from, policy);
+  if (existsSync(join(from, "state.json"))) return heldPolicy(from, policy);
   const latest = readLatestCheckpoint(from);
-  if (latest.kind === "ok") return policyCheckpointDir(latest.dir, policy);
+  if (latest.kind === "ok") return heldPolicy(latest.dir, policy);
   throw new WarmStartError(`'${from}' is not a checkpoint: ${latest.why}`);
+}
+
+/** A checkpoint's folder of `policy`; one it does not hold is named with those it holds (the engine would only say a file is missing). */
+function heldPolicy(checkpoint: string, policy: string): string {
+  const dir = policyCheckpointDir(checkpoint, policy);
+  if (existsSync(dir)) return dir;
+  const root = join(checkpoint, "policies");
+  const held = existsSync(root) ? readdirSync(root) : [];
+  throw new WarmStartError(
+    `checkpoint ${checkpoint} holds no policy '${policy}' (it holds ${held.map((p) => `'${p}'`).join(", ") || "none"}); to start every policy from one policy's weights, give its folder (${join(root, held[0] ?? "<policy>")})`,
+  );
 }
 
 /**

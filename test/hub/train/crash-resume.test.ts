@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
@@ -70,5 +70,72 @@ describe("agentjet train: --resume of a run that already finished", () => {
     expect(await resume()).toMatchObject({ reason: "done", step: 2, versions: { main: 2 } });
     expect(stepsOf(runDir)).toEqual([1, 2]);
     expect(readEvents(runDir).at(-1)).toMatchObject({ type: "end", reason: "done", step: 2 });
+  });
+});
+
+// Found in exploratory testing: a run whose newest checkpoint was damaged (state.json truncated or gone,
+// latest.json gone) counted as one that stopped before its first checkpoint: --resume said so, played it
+// again from step 0 over its own record (metrics.jsonl rewound, the pool dropped, the checkpoints
+// overwritten); a truncated state.json crashed with a SyntaxError's stack trace.
+describe("agentjet train: --resume of a run whose newest checkpoint is damaged", () => {
+  it("is refused, naming the file and the checkpoint to fall back to; the run's record is untouched", { timeout: 180_000 }, async () => {
+    const { runDir, resume } = await finishedRun("train-damaged", { steps: 2, checkpointEvery: 1, batchTasks: 1, groupSize: 2, concurrency: 4, filterEqualRewards: false });
+    const ckpt = join(runDir, "checkpoints");
+    const stateFile = join(ckpt, "step-000002", "state.json");
+    const intact = readFileSync(stateFile, "utf8");
+    const metrics = readFileSync(join(runDir, "metrics.jsonl"), "utf8");
+    const refused = async (why: RegExp, fallback: string) => {
+      const err = await resume().then(
+        () => null,
+        (e: unknown) => e as { code?: string; message: string },
+      );
+      expect(err?.code).toBe("AJ_ERR_TRAIN_NO_CHECKPOINT");
+      expect(err?.message).toMatch(why);
+      expect(err?.message).toContain(`{"checkpoint":"${fallback}"}`);
+      expect(readFileSync(join(runDir, "metrics.jsonl"), "utf8")).toBe(metrics);
+    };
+
+    writeFileSync(stateFile, intact.slice(0, 60));
+    await refused(/step-000002\/state\.json is not valid JSON/, "step-000001");
+    unlinkSync(stateFile);
+    await refused(/step-000002\/state\.json is missing/, "step-000001");
+    writeFileSync(stateFile, intact);
+    unlinkSync(join(ckpt, "latest.json"));
+    await refused(/latest\.json is missing/, "step-000002");
+
+    // The way out the message gives: name a checkpoint in latest.json.
+    writeFileSync(join(ckpt, "latest.json"), `${JSON.stringify({ checkpoint: "step-000002" })}\n`);
+    expect(await resume()).toMatchObject({ reason: "done", step: 2 });
+    expect(stepsOf(runDir)).toEqual([1, 2]);
+  });
+});
+
+// Found in exploratory testing: a start or resume from weights the run cannot use is refused before it trains.
+describe("agentjet train: start and resume checks", () => {
+  it("warmStart.source checkpoint or jsonl with no path is refused, not trained from random weights", { timeout: 60_000 }, async () => {
+    const project = tempDir("warm-start-no-path");
+    for (const source of ["checkpoint", "jsonl"] as const) {
+      const config = await smallQuickstart({ steps: 1, checkpointEvery: 1, batchTasks: 1, groupSize: 2 });
+      config.warmStart = { source, steps: 5, batch: 4, split: "train", tasks: 10, lr: 0.003, logEvery: 5 };
+      const run = runTraining({ config, runDir: join(project, source), projectDir: project, port: 0, progress: quiet, report: false });
+      await expect(run).rejects.toMatchObject({ code: "AJ_ERR_TRAIN_WARM_START", message: expect.stringContaining("set warmStart.path") });
+    }
+  });
+
+  it("--resume with a policy added to the config is refused, naming the policies the checkpoint holds", { timeout: 120_000 }, async () => {
+    const project = tempDir("resume-added-policy");
+    const runDir = join(project, "run");
+    const config = await smallQuickstart({ steps: 1, checkpointEvery: 1, batchTasks: 1, groupSize: 2, filterEqualRewards: false });
+    expect((await runTraining({ config, runDir, projectDir: project, port: 0, progress: quiet, report: false })).reason).toBe("done");
+    const metrics = readFileSync(join(runDir, "metrics.jsonl"), "utf8");
+    const edited = await smallQuickstart({ steps: 2, checkpointEvery: 1, batchTasks: 1, groupSize: 2, filterEqualRewards: false });
+    edited.policies.other = edited.policies.main!;
+    const resumed = runTraining({ config: edited, runDir, resume: true, projectDir: project, port: 0, progress: quiet, report: false });
+    await expect(resumed).rejects.toMatchObject({
+      code: "AJ_ERR_TRAIN_NO_CHECKPOINT",
+      message: expect.stringMatching(/policy 'other', which its checkpoint .*step-000001 does not hold \(it holds 'main'\)/),
+    });
+    expect(readFileSync(join(runDir, "metrics.jsonl"), "utf8")).toBe(metrics);
+    expect(readEvents(runDir).filter((e) => e.type === "step")).toHaveLength(1);
   });
 });

@@ -1,0 +1,33 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { readLatestCheckpoint } from "../../../hub/train/checkpoint.ts";
+import { weightsDir } from "../../../hub/train/warm-start.ts";
+import { removeTempDirs, tempDir } from "../helpers.ts";
+
+afterAll(removeTempDirs);
+
+// Found in exploratory testing of resume and checkpoints: what a run starts or resumes from, with
+// messages that say what to do (the runs themselves: crash-resume.test.ts).
+describe("readLatestCheckpoint", () => {
+  it("none: a run that never wrote a checkpoint; damaged: one whose checkpoints are there but latest.json is not", () => {
+    const runDir = tempDir("latest-checkpoint");
+    expect(readLatestCheckpoint(runDir).kind).toBe("none");
+    mkdirSync(join(runDir, "checkpoints", "step-000003"), { recursive: true });
+    const damaged = readLatestCheckpoint(runDir);
+    expect(damaged).toMatchObject({ kind: "damaged" });
+    expect(damaged.kind !== "ok" && damaged.why).toContain('{"checkpoint":"step-000003"}');
+    writeFileSync(join(runDir, "checkpoints", "latest.json"), '{"checkpo');
+    expect(readLatestCheckpoint(runDir)).toMatchObject({ kind: "damaged", why: expect.stringContaining("not a checkpoint pointer") });
+  });
+});
+
+describe("weightsDir (run.init, --from, warmStart.source checkpoint)", () => {
+  it("names the policies a checkpoint holds when it lacks the one asked for", () => {
+    const ckpt = tempDir("weights-dir");
+    writeFileSync(join(ckpt, "state.json"), "{}");
+    mkdirSync(join(ckpt, "policies", "main"), { recursive: true });
+    expect(weightsDir(ckpt, "main")).toBe(join(ckpt, "policies", "main"));
+    expect(() => weightsDir(ckpt, "other")).toThrow(/holds no policy 'other' \(it holds 'main'\).*policies\/main/);
+  });
+});
