@@ -152,7 +152,9 @@ describe("scheduling gates through the assembled run", () => {
         relay.close();
         for (const p of pipes) p.destroy();
         // local-0's agreement alone now makes the batch ready (and the dead client's episodes do not hold the drain).
-        const result = await service.whenEnded()!;
+        // Past 90 s, what the service says (ready or not, draining, in flight) goes into the failure.
+        const late = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not ended after 90 s: ${JSON.stringify(service.status())}`)), 90_000).unref());
+        const result = await Promise.race([service.whenEnded()!, late]);
         expect(result).toMatchObject({ reason: "done", versions: { main: 1 } });
       } finally {
         relay.close();
