@@ -99,7 +99,7 @@ function whatToResume(o: OpenRunOptions, runDir: string): { resumed: Extract<Ret
   if (checkpoint?.kind === "damaged") throw new NoCheckpointError(runDir, `its newest checkpoint is damaged: ${checkpoint.why}`);
   const restart = checkpoint?.kind === "none" && existsSync(join(runDir, "run.db"));
   if (checkpoint?.kind === "none" && !restart) throw new NoCheckpointError(runDir, checkpoint.why);
-  if (!o.resume && existsSync(join(runDir, "run.db"))) throw new RunDirInUseError(runDir);
+  if (!o.resume && existsSync(join(runDir, "run.db"))) throw new RunDirInUseError(runDir, readLatestCheckpoint(runDir).kind === "none");
   if (checkpoint?.kind === "ok") {
     // A policy added to config.yaml by hand has no weights to continue from (the engine would only say a file is missing).
     const held = Object.keys(checkpoint.state.versions);

@@ -4,10 +4,13 @@ import { AgentJetError, withCode } from "../../errors/index.ts";
 export class TrainError extends AgentJetError {}
 
 export class RunDirInUseError extends TrainError {
-  constructor(runDir: string) {
+  /** `neverStepped`: its run stopped (or failed) before its first checkpoint, so there is nothing to lose by starting afresh. */
+  constructor(runDir: string, neverStepped = false) {
     super(
       "AJ_ERR_TRAIN_RUN_DIR_IN_USE",
-      `run directory '${runDir}' already holds a run (run.db); continue it with --resume ${runDir}, or set another run.dir (--run-dir)`,
+      neverStepped
+        ? `run directory '${runDir}' holds a run that stopped before its first checkpoint (run.db, no step kept): to start afresh with this config, remove the directory or set another run.dir (--run-dir); --resume ${runDir} plays it again from step 0 with its saved config.yaml`
+        : `run directory '${runDir}' already holds a run (run.db); continue it with --resume ${runDir}, or set another run.dir (--run-dir)`,
     );
   }
 }

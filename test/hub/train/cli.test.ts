@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -102,6 +102,18 @@ describe("agentjet train (CLI)", () => {
     const events = readEvents(join(cwd, "run"));
     expect(events.filter((e) => e.type === "step").map((e) => (e as { step: number }).step)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(events.at(-1)).toMatchObject({ type: "end", reason: "done", step: 8 });
+  });
+
+  // Regression: a run that failed before its first step (a bad warm-start file) could not be run again as
+  // it was: the fresh start was told to --resume, which replays the saved config.yaml and fails the same way.
+  it("a fresh start into a run directory whose run never kept a step says it can be removed to start afresh", { timeout: 60_000 }, async () => {
+    const cwd = tempDir("train-cli");
+    mkdirSync(join(cwd, "run"));
+    writeFileSync(join(cwd, "run", "run.db"), "");
+    const r = await runCli(["train", "--example", "quickstart", "--run-dir", "run", "--port", "0"], cwd);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("holds a run that stopped before its first checkpoint");
+    expect(r.stderr).toContain("remove the directory");
   });
 
   // Regression: `train --resume run` while another `train` ran in `run` was accepted, and both wrote the
