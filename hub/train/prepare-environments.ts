@@ -3,6 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { type EnvironmentRuntime, openEnvironment } from "../../plugins/index.ts";
 import type { EnvironmentEntry, RunConfig } from "../../server/config/index.ts";
 import { ManifestSchema } from "../../sdk/env/schemas.ts";
+import { judgesWithoutEndpoint } from "../../sdk/rewards/index.ts";
 import { findVersion, loadRegistry } from "../registry/index.ts";
 import { addEnvironment, type InstalledEnvironment, NotInstalledError, resolveInstalled } from "../store/index.ts";
 import { hashPluginDir } from "../swarm/hash-plugin-dir.ts";
@@ -99,6 +100,13 @@ export async function prepareEnvironments(
         throw err instanceof EnvironmentSetupError ? err : new EnvironmentSetupError(entry.name, err);
       }
     }
+    for (const e of out) {
+      try {
+        checkJudgeEndpoints(e.installed.manifest, config);
+      } catch (err) {
+        throw new EnvironmentSetupError(e.name, err);
+      }
+    }
   } catch (err) {
     await Promise.all(out.map((e) => e.runtime.close()));
     throw err;
@@ -124,4 +132,15 @@ async function openLocalPlugin(entry: EnvironmentEntry, config: RunConfig, proje
   };
   const runtime = await openEnvironment({ dir, manifest, dataDir: dir, maxInstances: Math.max(1, config.clients.concurrency) });
   return { name: entry.name, installed, runtime, dev: true };
+}
+
+/**
+ * A judge without an endpoint fails every episode it scores, and the run retried them until it gave up:
+ * refused at the start. Group judges run on the server; episode judges on the clients, here when local.
+ */
+function checkJudgeEndpoints(manifest: { rewardModels?: Parameters<typeof judgesWithoutEndpoint>[0] }, config: RunConfig): void {
+  const missing = [...judgesWithoutEndpoint(manifest.rewardModels, "group"), ...(config.clients.local > 0 ? judgesWithoutEndpoint(manifest.rewardModels, "episode") : [])];
+  if (missing.length > 0) {
+    throw new Error(`judge ${missing.map((n) => `'${n}'`).join(", ")} has no endpoint: set baseUrl in the manifest's rewardModels, or $AGENTJET_JUDGE_BASE_URL where it runs`);
+  }
 }

@@ -1,6 +1,7 @@
 import { type ClientEnvironment, ENV_MISMATCH_CODE, SwarmClient } from "../../../sdk/swarm/index.ts";
 import { resolveClientEnvs } from "../../swarm/client-environments.ts";
 import { createFailureLog } from "../../swarm/failure-log.ts";
+import { judgesWithoutEndpoint } from "../../../sdk/rewards/index.ts";
 import { reloadLocalPlugins } from "../../swarm/reload-local-plugins.ts";
 import { createWorkflowLoader } from "../../swarm/workflow-loader.ts";
 import { EXIT, exitCodeFor, flagCommand } from "../command.ts";
@@ -88,6 +89,12 @@ export const command = flagCommand(FLAGS, {
     if (missing.length > 0 || sources.length === 0) {
       process.stderr.write(`agentjet client: ${missing.length ? `not found: ${missing.join(", ")} (install with \`agentjet env add\` or pass --env-path)` : "no environments to offer"}\n`);
       return EXIT.notFound;
+    }
+    // A judge without an endpoint would fail every episode of its environment, retried until the run gives up.
+    const unjudged = sources.flatMap((src) => judgesWithoutEndpoint(src.manifest.rewardModels, "episode").map((j) => `${src.name}: judge '${j}'`));
+    if (unjudged.length > 0) {
+      process.stderr.write(`agentjet client: ${unjudged.join(", ")} has no endpoint: set baseUrl in the manifest's rewardModels, or $AGENTJET_JUDGE_BASE_URL on this machine\n`);
+      return EXIT.usage;
     }
     const log = (line: string) => process.stderr.write(`agentjet client: ${line}\n`);
     const failures = createFailureLog(log);

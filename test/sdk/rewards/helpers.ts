@@ -35,9 +35,9 @@ export interface TrainRun {
 /**
  * Writes run.yaml (a one-layer embedded policy on the plugin) in `cwd` and runs the real
  * `agentjet train run.yaml --port 0 --json` there, as a child process; its run directory is `cwd/run`.
- * Fails the test (showing the end of its stderr) unless the run exits 0.
+ * Fails the test (showing the end of its stderr) unless the run exits `exitCode` (0).
  */
-export async function trainOnPlugin(cwd: string, r: TrainRun, env: Record<string, string> = {}): Promise<CliResult> {
+export async function trainOnPlugin(cwd: string, r: TrainRun, env: Record<string, string> = {}, exitCode = 0): Promise<CliResult> {
   writeFileSync(
     join(cwd, "run.yaml"),
     `run: { dir: run, seed: ${r.seed}, steps: ${r.steps}, checkpointEvery: 100 }
@@ -53,7 +53,7 @@ clients: { local: 1, concurrency: ${r.concurrency} }
 `,
   );
   const result = await runCli(["train", "run.yaml", "--port", "0", "--json"], cwd, undefined, env);
-  expect(result.code, result.stderr.slice(-3000)).toBe(0);
+  expect(result.code, result.stderr.slice(-3000)).toBe(exitCode);
   return result;
 }
 

@@ -21,6 +21,14 @@ const judge = judgeDoublePerFile((prompt) => {
 afterAll(removeTempDirs);
 
 describe("training with an LLM judge (real agentjet train, a judge-model double over HTTP)", () => {
+  // Regression: with no endpoint the judge failed every episode, retried about 1,000 times before the run gave up.
+  it("a judge with no endpoint (no baseUrl, no $AGENTJET_JUDGE_BASE_URL) is refused at the start", { timeout: 120_000 }, async () => {
+    const cwd = tempDir("judge-train");
+    const plugin = copyPlugin("judged", cwd);
+    const r = await trainOnPlugin(cwd, { plugin, env: "judged", seed: 5, steps: 2, batchTasks: 2, groupSize: 2, maxTokens: 6, concurrency: 4 }, { AGENTJET_JUDGE_BASE_URL: "" }, 1);
+    expect(r.stderr).toContain("judge 'judge' has no endpoint");
+  });
+
   it("each episode is judged on its client, the verdict is recorded, and a judge that keeps failing retries the episode", { timeout: 240_000 }, async () => {
     const cwd = tempDir("judge-train");
     const plugin = copyPlugin("judged", cwd);

@@ -1,7 +1,7 @@
 import { type AddressInfo, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Judge, fillRubric } from "../../../sdk/rewards/judge.ts";
-import { JudgePartSchema } from "../../../sdk/rewards/spec.ts";
+import { JudgePartSchema, judgesWithoutEndpoint, RewardModelsSchema } from "../../../sdk/rewards/spec.ts";
 import { parseRanking, parseVerdict, rankRewards } from "../../../sdk/rewards/verdict.ts";
 import { type JudgeDouble, startJudgeDouble } from "../../helpers/judge-double.ts";
 
@@ -109,5 +109,23 @@ describe("group-relative judging", () => {
     expect(v.ranking).toEqual([2, 4, 3, 1]);
     expect(judge.requests.at(-1)!.prompt).toContain("Rank 4 replies to say yes:\n### Trajectory 1\nno");
     expect(rankRewards(v.ranking!, { min: 0, max: 1 })).toEqual([0, 1, 1 / 3, 2 / 3]);
+  });
+});
+
+// Regression: a judge without an endpoint failed every episode it scored, retried about 1,000 times in a
+// 25-second run; train and agentjet client now refuse to start with it (judgesWithoutEndpoint).
+describe("judgesWithoutEndpoint", () => {
+  const spec = RewardModelsSchema.parse({
+    parts: [
+      { name: "style", kind: "judge", model: "m", rubric: "Rate {{transcript}}" },
+      { name: "facts", kind: "judge", model: "m", rubric: "Rate {{transcript}}", baseUrl: "http://127.0.0.1:9/v1" },
+    ],
+    combine: { kind: "sum", weights: { env: 1, style: 1, facts: 1 } },
+  });
+  it("names the judges of a scope that have neither baseUrl nor $AGENTJET_JUDGE_BASE_URL", () => {
+    expect(judgesWithoutEndpoint(spec, "episode", {})).toEqual(["style"]);
+    expect(judgesWithoutEndpoint(spec, "group", {})).toEqual([]);
+    expect(judgesWithoutEndpoint(spec, "episode", { AGENTJET_JUDGE_BASE_URL: "http://judge/v1" })).toEqual([]);
+    expect(judgesWithoutEndpoint(undefined, "episode", {})).toEqual([]);
   });
 });
