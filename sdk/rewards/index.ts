@@ -3,6 +3,7 @@ export { conversationText, type ConversationMessage } from "./conversation-text.
 export { readRubric } from "./episode-rewarder.ts";
 export { Judge } from "./judge.ts";
 export { OnnxScorer, onnxAvailable } from "./onnx-pool.ts";
-export { judgesWithoutEndpoint, type JudgePart, type RewardParts } from "./spec.ts";
+export { judgesWithoutEndpoint } from "./judge-endpoints.ts";
+export type { JudgePart, RewardParts } from "./spec.ts";
 export { taskSlots } from "./task-slots.ts";
 export { rankRewards } from "./verdict.ts";

@@ -1,7 +1,8 @@
 import { type AddressInfo, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Judge, fillRubric } from "../../../sdk/rewards/judge.ts";
-import { JudgePartSchema, judgesWithoutEndpoint, RewardModelsSchema } from "../../../sdk/rewards/spec.ts";
+import { judgesWithoutEndpoint } from "../../../sdk/rewards/judge-endpoints.ts";
+import { JudgePartSchema, RewardModelsSchema } from "../../../sdk/rewards/spec.ts";
 import { parseRanking, parseVerdict, rankRewards } from "../../../sdk/rewards/verdict.ts";
 import { type JudgeDouble, startJudgeDouble } from "../../helpers/judge-double.ts";
 
