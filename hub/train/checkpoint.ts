@@ -72,9 +72,9 @@ export async function writeCheckpoint(
 }
 
 /**
- * The newest checkpoint of a run; `none` when the run never wrote one (no `latest.json`, no `step-*`
- * folder), `damaged` when it wrote some but the newest cannot be read (a truncated or missing file):
- * such a run is not one to play again from step 0.
+ * The newest checkpoint of a run (the one `latest.json` names, else the newest complete `step-*` folder);
+ * `none` when the run never wrote one, `damaged` when it wrote some but the newest cannot be read (a
+ * truncated or missing file): such a run is not one to play again from step 0.
  */
 export function readLatestCheckpoint(
   runDir: string,
@@ -89,8 +89,13 @@ export function readLatestCheckpoint(
     return { kind: "damaged", why: `${why}${hint}` };
   };
   if (!existsSync(latest)) {
-    if (written.length) return damaged(`${latest} is missing`);
-    return { kind: "none", why: `it has no ${join("checkpoints", LATEST)} (no step finished before it stopped)` };
+    if (written.length === 0) return { kind: "none", why: `it has no ${join("checkpoints", LATEST)} (no step finished before it stopped)` };
+    // A step folder appears whole (renamed into place) just before latest.json points at it: a process
+    // killed in between left a complete checkpoint without a pointer, the newest folder.
+    const newest = join(root, written.at(-1)!);
+    const state = CheckpointStateSchema.safeParse(readJson(join(newest, "state.json")));
+    if (state.success) return { kind: "ok", dir: newest, state: state.data };
+    return damaged(`${latest} is missing`);
   }
   const pointer = z.object({ checkpoint: z.string().regex(/^step-\d+$/) }).safeParse(readJson(latest));
   if (!pointer.success) return damaged(`${latest} is not a checkpoint pointer`);

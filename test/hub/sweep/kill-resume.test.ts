@@ -78,6 +78,11 @@ const hasCheckpoint = (runDir: string): boolean => {
     return false;
   }
 };
+/** A checkpoint before the run's last step: the run cannot be done by the time the kill lands. */
+const midwayCheckpoint = (runDir: string): boolean => {
+  const c = readLatestCheckpoint(runDir);
+  return c.kind === "ok" && c.state.step < STEPS;
+};
 
 /** Processes whose command line names `dir` (a run left behind would). */
 function processesNaming(dir: string): number[] {
@@ -108,7 +113,7 @@ describe("agentjet sweep: a 2x2 sweep killed with SIGKILL midway, then --resume"
     });
     await until(
       "a running run with a checkpoint",
-      () => readCampaignFile(camp).runs.some((r) => r.status === "running" && hasCheckpoint(join(camp, r.runDir))),
+      () => readCampaignFile(camp).runs.some((r) => r.status === "running" && midwayCheckpoint(join(camp, r.runDir))),
       120_000,
     );
     process.kill(-first.child.pid!, "SIGKILL");

@@ -99,12 +99,9 @@ describe("agentjet train: --resume of a run whose newest checkpoint is damaged",
     await refused(/step-000002\/state\.json is not valid JSON/, "step-000001");
     unlinkSync(stateFile);
     await refused(/step-000002\/state\.json is missing/, "step-000001");
+    // A kill between a step folder's rename into place and latest.json: the newest complete folder is the checkpoint.
     writeFileSync(stateFile, intact);
     unlinkSync(join(ckpt, "latest.json"));
-    await refused(/latest\.json is missing/, "step-000002");
-
-    // The way out the message gives: name a checkpoint in latest.json.
-    writeFileSync(join(ckpt, "latest.json"), `${JSON.stringify({ checkpoint: "step-000002" })}\n`);
     expect(await resume()).toMatchObject({ reason: "done", step: 2 });
     expect(stepsOf(runDir)).toEqual([1, 2]);
   });
