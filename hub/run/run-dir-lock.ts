@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { isAlive } from "../sweep/processes.ts";
 import { RunDirLockedError } from "../train/errors.ts";
 
 /** Who holds a run directory: written into `<run-dir>/run.lock` by the process that runs it. */
@@ -16,17 +17,6 @@ export interface RunDirLock {
 }
 
 const LOCK_FILE = "run.lock";
-
-/** Whether process `pid` of this host still runs (a pid that is gone cannot hold the directory). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it runs, as another user
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 function readHolder(path: string): LockHolder | null {
   try {
@@ -59,7 +49,7 @@ export function lockRunDir(runDir: string): RunDirLock {
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
         continue;
       }
-      const stale = holder !== null && holder.host === me.host && !alive(holder.pid);
+      const stale = holder !== null && holder.host === me.host && !isAlive(holder.pid);
       if (!stale || attempt > 1) throw new RunDirLockedError(runDir, holder, path);
       try {
         unlinkSync(path);
