@@ -1,11 +1,10 @@
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleVmPlugin, openEnvironment } from "../../plugins/index.ts";
+import { readdir, readFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import { openEnvironment } from "../../plugins/index.ts";
 import { createVmDriver } from "../../plugins/isolated-vm/vm-driver.ts";
 import type { Instance } from "../../plugins/instance.ts";
 import { openOk, playClean } from "./fault-suite.ts";
+import { bundledForSuite } from "./bundled-for-suite.ts";
 import { loadFixture } from "./fixture-manifest.ts";
 
 // Regression: a Map grown past the memory limit makes V8 abort on a heap OOM before isolated-vm's own
@@ -39,19 +38,10 @@ function reset(instance: Instance) {
 }
 
 describe("isolated-vm driver: a fatal heap OOM in an isolate", () => {
-  let tmp: string;
-  let bundlePath: string;
-  beforeAll(async () => {
-    tmp = await mkdtemp(join(tmpdir(), "aj-vm-oom-"));
-    bundlePath = join(tmp, "bundle.js");
-    await bundleVmPlugin(faulty.dir, faulty.manifest, bundlePath);
-  });
-  afterAll(async () => {
-    await rm(tmp, { recursive: true, force: true });
-  });
+  const bundle = bundledForSuite(faulty, "aj-vm-oom-");
 
   it("fails the call as oom and kills only its host process; a fresh host serves the next start", async () => {
-    const driver = await createVmDriver(faulty.manifest, bundlePath);
+    const driver = await createVmDriver(faulty.manifest, bundle());
     const started = await driver.start();
     if (started.kind !== "ok") throw new Error(`start failed: ${started.failure.message}`);
     const victim = started.value;
@@ -74,7 +64,7 @@ describe("isolated-vm driver: a fatal heap OOM in an isolate", () => {
   });
 
   it("fails the instances of a host that was killed as crash, saying how it died", async () => {
-    const driver = await createVmDriver(faulty.manifest, bundlePath);
+    const driver = await createVmDriver(faulty.manifest, bundle());
     const started = await driver.start();
     if (started.kind !== "ok") throw new Error(`start failed: ${started.failure.message}`);
     const [host] = await hostProcesses();
@@ -92,7 +82,7 @@ describe("isolated-vm driver: a fatal heap OOM in an isolate", () => {
   });
 
   it("counts the episode as oom, replaces the instance, and plays on", async () => {
-    const rt = await openEnvironment({ ...faulty, bundlePath, warm: 1 });
+    const rt = await openEnvironment({ ...faulty, bundlePath: bundle(), warm: 1 });
     const s = await openOk(rt);
     expect(await s.reset(heapFault)).toMatchObject({ kind: "failed", failure: { kind: "oom" } });
     await s.close();
