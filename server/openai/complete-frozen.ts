@@ -70,7 +70,12 @@ export function toUpstreamBody(req: GenerationRequest): Record<string, unknown> 
   if (req.n > 1) body.n = req.n;
   const f = req.responseFormat;
   if (f.type === "json_object") body.response_format = { type: "json_object" };
-  if (f.type === "json_schema") body.response_format = { type: "json_schema", json_schema: { name: f.name, schema: f.schema } };
+  if (f.type === "json_schema") {
+    const schema: Record<string, unknown> = { name: f.name, schema: f.schema };
+    if (f.description !== undefined) schema.description = f.description;
+    if (f.strict !== undefined) schema.strict = f.strict;
+    body.response_format = { type: "json_schema", json_schema: schema };
+  }
   return body;
 }
 

@@ -6,7 +6,14 @@ export type ToolChoice = "none" | "auto" | "required" | { name: string };
 export type ResponseFormat =
   | { type: "text" }
   | { type: "json_object" }
-  | { type: "json_schema"; name: string; schema: Record<string, unknown> };
+  | {
+      type: "json_schema";
+      name: string;
+      schema: Record<string, unknown>;
+      /** As the request gave them: forwarded to a frozen model's upstream (the embedded engine's mask is always strict). */
+      description?: string;
+      strict?: boolean;
+    };
 
 /**
  * One generation request in the server's own terms, whichever API it came through (chat completions,

@@ -1,6 +1,7 @@
 import type { ChatTurnMessage, ToolDefinition } from "../tokenizers/tokenizer.ts";
 import { HttpError } from "./errors.ts";
 import type { GenerationRequest, ToolChoice } from "./generation-request.ts";
+import { jsonSchemaFormat } from "./to-turn-messages.ts";
 import type { ResponseInputItem, ResponsesRequest } from "./schemas.ts";
 
 function partsText(content: string | ReadonlyArray<{ type: string; text?: string; refusal?: string }>): string {
@@ -73,7 +74,7 @@ export function fromResponsesRequest(body: ResponsesRequest, messages: ChatTurnM
         ? { type: "text" }
         : format.type === "json_object"
           ? { type: "json_object" }
-          : { type: "json_schema", name: format.name, schema: format.schema },
+          : jsonSchemaFormat(format.name, format.schema, format.description, format.strict),
     templateKwargs: body.chat_template_kwargs ?? {},
     params: { toolChoice: "tool_choice", responseFormat: "text.format" },
   };

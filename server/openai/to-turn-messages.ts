@@ -42,7 +42,15 @@ const CHAT_PARAMS = { toolChoice: "tool_choice", responseFormat: "response_forma
 export function toResponseFormat(f: ChatCompletionRequest["response_format"]): ResponseFormat {
   if (!f || f.type === "text") return { type: "text" };
   if (f.type === "json_object") return { type: "json_object" };
-  return { type: "json_schema", name: f.json_schema.name, schema: f.json_schema.schema ?? {} };
+  return jsonSchemaFormat(f.json_schema.name, f.json_schema.schema ?? {}, f.json_schema.description, f.json_schema.strict);
+}
+
+/** A `json_schema` response format, with the request's description and `strict` when it gave them. */
+export function jsonSchemaFormat(name: string, schema: Record<string, unknown>, description: string | null | undefined, strict: boolean | null | undefined): ResponseFormat {
+  const f: ResponseFormat = { type: "json_schema", name, schema };
+  if (typeof description === "string") f.description = description;
+  if (typeof strict === "boolean") f.strict = strict;
+  return f;
 }
 
 /** A validated chat completion request in the server's terms. */

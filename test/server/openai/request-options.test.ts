@@ -226,6 +226,16 @@ describe("frozen upstream failures and forwarding", () => {
     expect(Object.keys(bodies[0]!).sort()).toEqual(["logprobs", "messages", "model", "stream"]);
   });
 
+  it("forwards a json_schema format's strict and description to a frozen model (strict was dropped, so the upstream did not enforce the schema)", async () => {
+    const { chat, bodies } = await frozenSetup(() => ({ status: 200, body: { choices: [{ index: 0, message: { role: "assistant", content: "{}" }, finish_reason: "stop" }] } }));
+    const schema = { type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: false };
+    const strict = await chat({ response_format: { type: "json_schema", json_schema: { name: "out", description: "the answer", schema, strict: true } } });
+    expect(strict.statusCode).toBe(200);
+    expect(bodies[0]!.response_format).toEqual({ type: "json_schema", json_schema: { name: "out", description: "the answer", schema, strict: true } });
+    await chat({ response_format: { type: "json_schema", json_schema: { name: "out", schema } } });
+    expect(bodies[1]!.response_format).toEqual({ type: "json_schema", json_schema: { name: "out", schema } });
+  });
+
   it("forwards penalties to a frozen model, which is not trained", async () => {
     const { chat, bodies } = await frozenSetup(() => ({ status: 200, body: { choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] } }));
     const res = await chat({ frequency_penalty: 0.5, presence_penalty: 0 });
