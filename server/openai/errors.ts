@@ -7,11 +7,14 @@ export class HttpError extends AgentJetServerError {
   readonly status: number;
   readonly type: string;
   readonly param: string | null;
-  constructor(status: number, code: string, message: string, opts: { type?: string; param?: string | null; cause?: unknown } = {}) {
+  /** The current state of what refused the request (an episode's, for `AJ_ERR_EPISODE_STATE`), for clients to branch on instead of the message. */
+  readonly state: string | undefined;
+  constructor(status: number, code: string, message: string, opts: { type?: string; param?: string | null; state?: string; cause?: unknown } = {}) {
     super(code, message, { cause: opts.cause, httpStatus: status });
     this.status = status;
     this.type = opts.type ?? typeForStatus(status);
     this.param = opts.param ?? null;
+    this.state = opts.state;
   }
 }
 
@@ -25,7 +28,9 @@ function typeForStatus(status: number): string {
 }
 
 export function toErrorBody(err: HttpError): OpenAIErrorBody {
-  return { error: { message: err.message, type: err.type, code: err.code, param: err.param } };
+  const body: OpenAIErrorBody = { error: { message: err.message, type: err.type, code: err.code, param: err.param } };
+  if (err.state !== undefined) body.error.state = err.state;
+  return body;
 }
 
 export const unauthorized = (message: string): HttpError => new HttpError(401, "AJ_ERR_INVALID_API_KEY", message);

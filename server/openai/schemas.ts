@@ -229,5 +229,6 @@ export interface ModelList {
 }
 
 export interface OpenAIErrorBody {
-  error: { message: string; type: string; code: string | null; param: string | null };
+  /** `state`: the current state of what refused the request, when it has one (an episode's, on `AJ_ERR_EPISODE_STATE`). */
+  error: { message: string; type: string; code: string | null; param: string | null; state?: string };
 }

@@ -11,7 +11,7 @@ from _chat import chat
 from _server import ADMIN_TOKEN, CLIENT_TOKEN, ServerTestCase, tiny_config
 
 import agentjet
-from agentjet import BadRequestError, EpisodeClosedError, EpisodeLostError, SwarmClient
+from agentjet import BadRequestError, ConflictError, EpisodeClosedError, EpisodeLostError, SwarmClient
 
 IDLE_TIMEOUT_S = 3
 
@@ -166,6 +166,9 @@ class EpisodeTests(ServerTestCase):
             episode.end(1.0)
         self.assertEqual(caught.exception.state, "aborted")  # GET /v1/episodes/:id is not the client token's
         self.assertIn("state aborted", caught.exception.message)
+        refusal = caught.exception.__cause__
+        assert isinstance(refusal, ConflictError)
+        self.assertEqual((refusal.code, refusal.body["error"]["state"]), ("AJ_ERR_EPISODE_STATE", "aborted"))  # a field, not only words
 
     def admin_abort(self, episode_id: str) -> None:
         from agentjet._transport import Transport

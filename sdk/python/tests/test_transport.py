@@ -7,7 +7,7 @@ from typing import List
 
 from typing import Any, Mapping, Optional
 
-from agentjet import APIConnectionError, AuthenticationError, ConflictError, Episode, InternalServerError, NotFoundError, PermissionDeniedError, Retry, SwarmClient
+from agentjet import APIConnectionError, AuthenticationError, ConflictError, Episode, EpisodeLostError, InternalServerError, NotFoundError, PermissionDeniedError, Retry, SwarmClient
 from agentjet._transport import Transport
 from agentjet.errors import APIStatusError, BadRequestError, status_error
 
@@ -66,10 +66,16 @@ class StatusErrorTests(unittest.TestCase):
 
 
 class RetriedEndTransport(Transport):
-    """A server that applied the first ``end`` but whose answer was lost: the retry meets 409, and a client token may not GET the episode."""
+    """
+    A server that applied the first ``end`` but whose answer was lost: the retry meets 409, and a client
+    token may not GET the episode. The refusal carries ``state`` as this server does, or (``state=None``)
+    names it only in ``message``, as a server older than that field does.
+    """
 
-    def __init__(self) -> None:
+    def __init__(self, state: Optional[str] = "ended", message: str = "episode 'ep-1' is ended; cannot {action}") -> None:
         super().__init__("http://127.0.0.1:9", "client-token", timeout_s=1, retry=Retry(total_s=0))
+        self.state = state
+        self.message = message
         self.sent: List[str] = []
 
     def request(self, method: str, path: str, body: Optional[Mapping[str, Any]] = None, *, idempotent: bool = True, retry: Optional[Retry] = None) -> Any:
@@ -78,7 +84,10 @@ class RetriedEndTransport(Transport):
         if method == "GET":
             raise status_error(403, {"error": {"message": f"GET {path} needs the admin token", "code": "AJ_ERR_AUTH_FORBIDDEN"}}, method=method, url=url)
         action = path.rsplit("/", 1)[1]
-        raise status_error(409, {"error": {"message": f"episode 'ep-1' is ended; cannot {action}", "code": "AJ_ERR_EPISODE_STATE"}}, method=method, url=url)
+        error = {"message": self.message.format(action=action), "type": "conflict_error", "code": "AJ_ERR_EPISODE_STATE", "param": None}
+        if self.state is not None:
+            error["state"] = self.state
+        raise status_error(409, {"error": error}, method=method, url=url)
 
 
 class ClientTokenTests(unittest.TestCase):
@@ -101,6 +110,29 @@ class ClientTokenTests(unittest.TestCase):
         self.assertEqual(getattr(caught.exception, "state"), "ended")
         self.assertIn("state ended", str(caught.exception))
         self.assertNotIn("unknown episode", str(caught.exception))
+
+    def test_the_state_comes_from_the_refusals_state_field_not_its_message(self) -> None:
+        reworded = self.episode(RetriedEndTransport(state="ended", message="refused: {action}"))
+        self.assertEqual(reworded.end(0.7)["state"], "ended")
+        self.assertEqual(reworded.state, "ended")
+        contradicted = self.episode(RetriedEndTransport(state="aborted", message="episode 'ep-1' is ended; cannot {action}"))
+        with self.assertRaises(EpisodeLostError) as caught:
+            contradicted.end(0.7)
+        self.assertEqual(caught.exception.state, "aborted")
+        self.assertEqual(contradicted.state, "lost")
+
+    def test_an_older_server_without_the_field_still_gives_the_state_in_its_message(self) -> None:
+        ended = self.episode(RetriedEndTransport(state=None))
+        self.assertEqual(ended.end(0.7)["state"], "ended")
+        lost = self.episode(RetriedEndTransport(state=None))
+        with self.assertRaises(EpisodeLostError) as caught:
+            lost.heartbeat()
+        self.assertEqual(caught.exception.state, "ended")
+        unreadable = self.episode(RetriedEndTransport(state=None, message="refused: {action}"))
+        with self.assertRaises(EpisodeLostError) as caught:
+            unreadable.heartbeat()
+        self.assertIsNone(caught.exception.state)
+        self.assertIn("its state is unknown", caught.exception.message)
 
     def test_a_url_without_a_scheme_is_a_value_error(self) -> None:
         with self.assertRaises(ValueError) as caught:

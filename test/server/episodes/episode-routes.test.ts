@@ -42,11 +42,13 @@ describe("episode routes", () => {
     expect(end.json().episode).toMatchObject({ state: "ended", rewards: { solver: 0.5 }, metadata: { turns: 1 } });
     expect((await get("/v1/episodes/e1")).json().episode.state).toBe("ended");
     expect((await get("/v1/episodes/e1/calls")).json().calls).toHaveLength(1);
-    // no longer live, but run.db has it: 409 with its state, not "no episode"
+    // no longer live, but run.db has it: 409 with its state (a field for clients, the message for people), not "no episode"
     const again = await post("/v1/episodes/e1/end", { rewards: {} });
-    expect([again.statusCode, again.json().error.code, again.json().error.message]).toEqual([409, "AJ_ERR_EPISODE_STATE", "episode 'e1' is ended; cannot end"]);
-    expect((await post("/v1/episodes/e1/abort", { reason: { kind: "crash", message: "x" } })).json().error.message).toBe("episode 'e1' is ended; cannot abort");
-    expect((await post("/v1/episodes/e1/heartbeat")).statusCode).toBe(409);
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error).toEqual({ message: "episode 'e1' is ended; cannot end", type: "conflict_error", code: "AJ_ERR_EPISODE_STATE", param: null, state: "ended" });
+    expect((await post("/v1/episodes/e1/abort", { reason: { kind: "crash", message: "x" } })).json().error).toMatchObject({ message: "episode 'e1' is ended; cannot abort", state: "ended" });
+    const beat = await post("/v1/episodes/e1/heartbeat");
+    expect([beat.statusCode, beat.json().error.state]).toEqual([409, "ended"]);
     expect((await post("/v1/episodes/nope/end", { rewards: {} })).statusCode).toBe(404);
   });
 
@@ -66,10 +68,14 @@ describe("episode routes", () => {
   it("abort with a reason; refused transitions are 409, unknown episodes 404, bad bodies 400", async () => {
     const { post, get } = await setup();
     await post("/v1/episodes", REGISTER);
-    expect((await post("/v1/episodes/e1/end", { rewards: {} })).statusCode).toBe(409);
+    const early = await post("/v1/episodes/e1/end", { rewards: {} });
+    expect([early.statusCode, early.json().error.code, early.json().error.state]).toEqual([409, "AJ_ERR_EPISODE_STATE", "registered"]);
     expect((await post("/v1/episodes/e1/abort", { reason: "x" })).json().error.param).toBe("reason");
     const abort = await post("/v1/episodes/e1/abort", { reason: { kind: "sandbox_crash", message: "oom" } });
     expect(abort.json().episode).toMatchObject({ state: "aborted", abortReason: { kind: "sandbox_crash", message: "oom" } });
+    expect((await post("/v1/episodes/e1/heartbeat")).json().error).toMatchObject({ code: "AJ_ERR_EPISODE_STATE", state: "aborted" });
+    const unknown = await post("/v1/episodes/nope/heartbeat");
+    expect([unknown.statusCode, "state" in unknown.json().error]).toEqual([404, false]);
     expect((await get("/v1/episodes/nope")).statusCode).toBe(404);
     const badBinding = await post("/v1/episodes", { ...REGISTER, episodeId: "e2", agents: { a: { kind: "policy", target: "ghost" } } });
     expect(badBinding.statusCode).toBe(400);

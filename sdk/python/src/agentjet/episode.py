@@ -21,6 +21,7 @@ Rewards = Union[float, Mapping[str, float]]
 REWARDS_REFUSED = "AJ_ERR_EPISODE_REWARDS"
 """The server refused the rewards (outside the environment's range, ...) and aborted the episode."""
 STATE_REFUSED = "AJ_ERR_EPISODE_STATE"
+"""The server refused a transition; its error body's ``state`` is the episode's current state."""
 _STATE_IN_REFUSAL = re.compile(r"episode '[^']*' is ([a-z-]+); cannot ")
 
 
@@ -205,7 +206,7 @@ class Episode:
             answer = self._transport.request("POST", f"/v1/episodes/{self.id}/{action}", body, idempotent=True, retry=retry)
         except (ConflictError, NotFoundError) as err:
             # The server's view when this token may read it (GET /v1/episodes/:id takes the admin token),
-            # else the state its refusal names ("episode '...' is ended; cannot end").
+            # else the state its refusal carries.
             server = self._server_view()
             state = server.get("state") if server is not None else _refused_state(err)
             if final is not None and state == final:
@@ -283,9 +284,16 @@ def _beat_loop(ref: "weakref.ReferenceType[Episode]", stop: threading.Event, dro
 
 
 def _refused_state(err: APIStatusError) -> Optional[str]:
-    """The state a 409 ``AJ_ERR_EPISODE_STATE`` refusal names ("episode '...' is ended; cannot end"), or None."""
+    """
+    The episode's state a 409 ``AJ_ERR_EPISODE_STATE`` refusal carries (``error.state``), or None. A server
+    older than that field only names it in the message ("episode '...' is ended; cannot end"): read there.
+    """
     if err.code != STATE_REFUSED:
         return None
+    error = err.body.get("error") if isinstance(err.body, dict) else None
+    state = error.get("state") if isinstance(error, dict) else None
+    if isinstance(state, str) and state:
+        return state
     match = _STATE_IN_REFUSAL.search(err.message)
     return match.group(1) if match else None
 
