@@ -66,6 +66,7 @@ function fold(p: RunProgress, e: RunEvent): void {
       if (e.level !== "info") p.problems = [...p.problems.slice(-4), `${e.level}: ${e.message}`];
       break;
     case "episode-end":
+    case "eval-failed": // its warning log line is among the problems
       break;
   }
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { FAILURE_KINDS, isFailureKind } from "../../sdk/failure-kinds.ts";
 import type { EvalEvent, RunEvent, StepEvent, WarmStartEvent } from "../train/events.ts";
 import { type CodeVersionRow, rewardsByCodeVersion } from "./code-versions.ts";
+import type { EvalFailure } from "./eval-failures.ts";
 import { chartsFor } from "./charts.ts";
 import { type LineChart, renderChartSvg } from "./plots.ts";
 import { readMetrics } from "./read-metrics.ts";
@@ -196,7 +197,8 @@ ${codeRows ? `<table><tr><th>environment</th><th>code hash</th><th>steps</th><th
 <h2>Token savings from timeline merging</h2>
 <p>${t.callTokens} tokens as separate calls, ${t.sampleTokens} as merged samples (ratio ${t.ratio.toFixed(3)}).</p>
 <h2>Evaluation</h2>
-${evalRows ? `<table><tr><th>step</th><th>environment</th><th>split</th><th>mode</th><th>episodes</th><th>success</th><th>mean reward</th><th>top answer</th><th></th><th>per role (success)</th><th>invalid (per role)</th><th>fallback (per role)</th></tr>${evalRows}</table>` : "<p>No evaluation in this run.</p>"}
+${evalRows ? `<table><tr><th>step</th><th>environment</th><th>split</th><th>mode</th><th>episodes</th><th>success</th><th>mean reward</th><th>top answer</th><th></th><th>per role (success)</th><th>invalid (per role)</th><th>fallback (per role)</th></tr>${evalRows}</table>` : summary.skill.failedEvals.length ? "<p>No evaluation finished in this run.</p>" : "<p>No evaluation in this run.</p>"}
+${failedEvalsSection(summary.skill.failedEvals)}
 <h2>Failures</h2>
 ${failRows ? `<table><tr><th>kind</th><th>episodes</th><th>cause</th></tr>${failRows}</table>` : "<p>No infrastructure failures.</p>"}
 <p>${summary.failedGroups.groups} group(s) failed for good (a member ran out of retries); their ${summary.failedGroups.episodes} ended episode(s) left the pool untrained.</p>
@@ -204,6 +206,14 @@ ${failRows ? `<table><tr><th>kind</th><th>episodes</th><th>cause</th></tr>${fail
 ${charts}
 </body></html>
 `;
+}
+
+/** The evaluations that were due but failed: their step, code and error. */
+function failedEvalsSection(failed: readonly EvalFailure[]): string {
+  if (failed.length === 0) return "";
+  const rows = failed.map((f) => `<tr><td>${f.step}</td><td>${esc(f.code ?? "-")}</td><td style="text-align:left">${esc(f.error)}</td></tr>`).join("");
+  return `<p class="warn">${failed.length} evaluation(s) failed: no success was measured at their steps.</p>
+<table><tr><th>step</th><th>code</th><th>error</th></tr>${rows}</table>`;
 }
 
 /** The reward parts table: what each reward model and judge paid, beside the environment's own reward. */

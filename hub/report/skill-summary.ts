@@ -1,4 +1,5 @@
 import type { EvalEvent, RunEvent, StepEvent } from "../train/events.ts";
+import { type EvalFailure, evalFailures } from "./eval-failures.ts";
 
 export type SkillMode = "greedy" | "sampled";
 
@@ -22,6 +23,8 @@ export interface SkillSummary {
   filteredShare: number | null;
   /** One line per environment: the headline of the terminal and the report. */
   headline: string[];
+  /** Evaluations that were due but did not finish, in order (none: every one finished, or none was due). */
+  failedEvals: EvalFailure[];
 }
 
 /** Past this share of filtered groups (last quarter of steps), a run's curves say little: flagged. */
@@ -34,14 +37,20 @@ function modeOf(e: EvalEvent): SkillMode {
   return e.mode ?? "sampled";
 }
 
+/** The first failed evaluation in words, and how many more failed. */
+function failedText(failed: readonly EvalFailure[]): string {
+  const f = failed[0]!;
+  return `evaluation at step ${f.step} failed: ${f.error}${failed.length > 1 ? `; ${failed.length - 1} later one(s) failed too` : ""}`;
+}
+
 /** What a run's events say about skill: success per environment and mode, first to last, and what makes it doubtful. */
 export function summariseSkill(events: readonly RunEvent[]): SkillSummary {
   const start = events.find((e) => e.type === "start");
   const evals = events.filter((e): e is EvalEvent => e.type === "eval");
   const steps = events.filter((e): e is StepEvent => e.type === "step");
-  // An evaluation that was asked for but failed (its warning is in the log) is not "no evaluation set".
-  const evalFailed = events.find((e) => e.type === "log" && /^evaluation at step \d+ failed/.test(e.message));
-  const noEval = evalFailed?.type === "log" ? `no evaluation finished (${evalFailed.message})` : "no evaluation ran (set eval.every to measure success)";
+  // An evaluation that was asked for but failed is not "no evaluation set".
+  const failedEvals = evalFailures(events);
+  const noEval = failedEvals.length ? `no evaluation finished (${failedText(failedEvals)})` : "no evaluation ran (set eval.every to measure success)";
   const envs = [...new Set([...(start?.type === "start" ? start.environments : []), ...evals.map((e) => e.env), ...steps.flatMap((s) => Object.keys(s.perEnv))])];
   const perEnv: SkillSummary["perEnv"] = {};
   const warnings: string[] = [];
@@ -87,5 +96,5 @@ export function summariseSkill(events: readonly RunEvent[]): SkillSummary {
       warnings.push(`${pct(filteredShare)} of the groups of the last quarter of steps were filtered (equal rewards): most batches teach nothing`);
     }
   }
-  return { perEnv, warnings, filteredShare, headline };
+  return { perEnv, warnings, filteredShare, headline, failedEvals };
 }

@@ -234,7 +234,8 @@ export function resumedSchedulerState(state: { final: boolean; scheduler: Schedu
 
 /**
  * After a crash, the steps past the last checkpoint are trained again from its weights: their step,
- * checkpoint and eval events leave metrics.jsonl, so that it holds one event per step of the lineage.
+ * checkpoint, eval and eval-failed events leave metrics.jsonl, so that it holds one event per step of the
+ * lineage.
  */
 function rewindMetrics(metricsPath: string, step: number): void {
   if (!existsSync(metricsPath)) return;
@@ -244,7 +245,7 @@ function rewindMetrics(metricsPath: string, step: number): void {
       if (line.trim() === "") return false;
       try {
         const e = JSON.parse(line) as { type?: string; step?: number };
-        return !(["step", "checkpoint", "eval"].includes(e.type ?? "") && typeof e.step === "number" && e.step > step);
+        return !(["step", "checkpoint", "eval", "eval-failed"].includes(e.type ?? "") && typeof e.step === "number" && e.step > step);
       } catch {
         return true;
       }

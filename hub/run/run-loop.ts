@@ -1,3 +1,4 @@
+import { AgentJetError } from "../../errors/index.ts";
 import type { RunConfig } from "../../server/config/index.ts";
 import type { Engine } from "../../server/engines/index.ts";
 import type { EpisodeStore } from "../../server/episodes/index.ts";
@@ -10,7 +11,7 @@ import { startLocalClients } from "../swarm/local-clients.ts";
 import { writeCheckpoint } from "../train/checkpoint.ts";
 import { NoProgressError, StorageError } from "../train/errors.ts";
 import { evaluateSkill } from "../train/evaluate-skill.ts";
-import type { EvalEvent, RunEvent } from "../train/events.ts";
+import { type EvalEvent, EVENTS_FORMAT, type RunEvent } from "../train/events.ts";
 import { explainFiltered } from "../train/explain-filtered.ts";
 import type { PreparedEnvironment } from "../train/prepare-environments.ts";
 import type { FillStatus, ProgressSink } from "../train/progress.ts";
@@ -186,6 +187,7 @@ export class RunLoop {
       ...(this.#step > 0 || this.#o.resume ? { resumedFrom: this.#step } : {}),
       policies: [...this.#engines.keys()],
       environments: this.#envs.map((e) => e.name),
+      format: EVENTS_FORMAT,
     });
     const detach = this.#o.attach(scheduler, coordinator);
     cleanups.push(async () => {
@@ -345,7 +347,12 @@ export class RunLoop {
   #startEval(step: number): Promise<void> {
     const p = this.#evaluate(step).then(
       (events) => events.forEach((e) => this.#emit(e)),
-      (err: unknown) => this.#log("warn", `evaluation at step ${step} failed: ${err instanceof Error ? err.message : String(err)}`),
+      (err: unknown) => {
+        const error = err instanceof Error ? err.message : String(err);
+        this.#log("warn", `evaluation at step ${step} failed: ${error}`);
+        // the fact the report reads: the log line's words change, and other lines can hold the same words
+        this.#emit({ type: "eval-failed", time: new Date().toISOString(), step, error, ...(err instanceof AgentJetError ? { code: err.code } : {}) });
+      },
     );
     const tracked = p.finally(() => this.#pendingEvals.delete(tracked));
     this.#pendingEvals.add(tracked);

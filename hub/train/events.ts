@@ -30,6 +30,13 @@ const PerPolicySchema = z.object({
   treeTokens: z.number().int().optional(),
 });
 
+/**
+ * The event format this code writes (the `start` event's `format`). 2: a failed evaluation is an
+ * `eval-failed` event. A session whose start has no format (1) said so only in a log line's words, which
+ * the report parses as a fallback for those sessions alone.
+ */
+export const EVENTS_FORMAT = 2;
+
 /** An event of type `type`: the time it was written, then its own fields. */
 function event<T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
   return z.object({ type: z.literal(type), time: z.string(), ...shape });
@@ -42,6 +49,8 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     resumedFrom: z.number().int().optional(),
     policies: z.array(z.string()),
     environments: z.array(z.string()),
+    /** The event format of this session (EVENTS_FORMAT); absent in runs written before it was recorded (1). */
+    format: z.number().int().optional(),
   }),
   event("step", {
     step: z.number().int(),
@@ -87,6 +96,13 @@ export const RunEventSchema = z.discriminatedUnion("type", [
         byRole: z.record(z.string(), z.object({ total: z.number().int(), invalid: z.number().int(), fallbacks: z.number().int() })).optional(),
       })
       .optional(),
+  }),
+  /** An evaluation that was due but threw: no `eval` event of that step follows. The log says it in words too; readers take this. */
+  event("eval-failed", {
+    step: z.number().int(),
+    error: z.string(),
+    /** The error's stable code (`AJ_ERR_...`), when it has one. */
+    code: z.string().optional(),
   }),
   event("warm-start", {
     policy: z.string(),

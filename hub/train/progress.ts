@@ -57,6 +57,7 @@ function formatEvent(e: RunEvent, steps: number): string | null {
     case "log":
       return `${e.level}: ${e.message}`;
     case "episode-end":
+    case "eval-failed": // its warning line says it
       return null;
     case "end":
       return `train: ${e.reason} at step ${e.step}`;

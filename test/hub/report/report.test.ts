@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from "vitest";
 import { buildReport } from "../../../hub/report/build-report.ts";
 import { chartsFor } from "../../../hub/report/charts.ts";
 import { readMetrics } from "../../../hub/report/read-metrics.ts";
-import type { RunEvent } from "../../../hub/train/events.ts";
+import { EVENTS_FORMAT, type RunEvent } from "../../../hub/train/events.ts";
 import { command as reportCommand } from "../../../hub/cli/commands/report.ts";
 
 function stepEvent(step: number, reward: number): RunEvent {
@@ -93,6 +93,22 @@ describe("report", () => {
   it("an evaluation that failed is not reported as one never asked for", async () => {
     const dir = mkdtempSync(join(tmpdir(), "aj-report-"));
     const events: RunEvent[] = [
+      { type: "start", time: "t", runDir: dir, steps: 4, policies: ["main"], environments: ["aime"], format: EVENTS_FORMAT },
+      { type: "log", time: "t", level: "warn", message: "evaluation at step 0 failed: no replica served version 0 after 1 tries" },
+      { type: "eval-failed", time: "t", step: 0, error: "no replica served version 0 after 1 tries", code: "AJ_ERR_NO_REPLICA" },
+      { type: "end", time: "t", reason: "failed", step: 0 },
+    ];
+    writeFileSync(join(dir, "metrics.jsonl"), events.map((e) => JSON.stringify(e)).join("\n"));
+    const summary = await buildReport(dir);
+    expect(summary.skill.headline).toEqual(["aime: no evaluation finished (evaluation at step 0 failed: no replica served version 0 after 1 tries)"]);
+    expect(summary.skill.failedEvals).toEqual([{ step: 0, error: "no replica served version 0 after 1 tries", code: "AJ_ERR_NO_REPLICA" }]);
+  });
+
+  // Fallback: runs written before eval-failed events (a start event without `format`) said a failed
+  // evaluation only in a warning line, which is read for those sessions alone.
+  it("reads a failed evaluation from the log line of a run written before eval-failed events", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-report-"));
+    const events: RunEvent[] = [
       { type: "start", time: "t", runDir: dir, steps: 4, policies: ["main"], environments: ["aime"] },
       { type: "log", time: "t", level: "warn", message: "evaluation at step 0 failed: no replica served version 0 after 1 tries" },
       { type: "end", time: "t", reason: "failed", step: 0 },
@@ -100,6 +116,57 @@ describe("report", () => {
     writeFileSync(join(dir, "metrics.jsonl"), events.map((e) => JSON.stringify(e)).join("\n"));
     const summary = await buildReport(dir);
     expect(summary.skill.headline).toEqual(["aime: no evaluation finished (evaluation at step 0 failed: no replica served version 0 after 1 tries)"]);
+    expect(summary.skill.failedEvals).toEqual([{ step: 0, error: "no replica served version 0 after 1 tries" }]);
+  });
+
+  // A log line that quotes a task's text ("evaluation at step 3 failed: ...") passed for a failed
+  // evaluation, and the report said none finished in a run that never evaluated.
+  it("a log line with the old words is no failed evaluation in a run that records them as events", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-report-"));
+    const task = "evaluation at step 3 failed: reply with the step number";
+    const events: RunEvent[] = [
+      { type: "start", time: "t", runDir: dir, steps: 4, policies: ["main"], environments: ["arith"], format: EVENTS_FORMAT },
+      stepEvent(1, 0.5),
+      { type: "log", time: "t", level: "warn", message: task },
+      { type: "log", time: "t", level: "error", message: task },
+      { type: "end", time: "t", reason: "failed", step: 1 },
+    ];
+    writeFileSync(join(dir, "metrics.jsonl"), events.map((e) => JSON.stringify(e)).join("\n"));
+    const summary = await buildReport(dir);
+    expect(summary.skill.headline).toEqual(["arith: no evaluation ran (set eval.every to measure success)"]);
+    expect(summary.skill.failedEvals).toEqual([]);
+    const html = readFileSync(join(dir, "report.html"), "utf8");
+    expect(html).toContain("No evaluation in this run.");
+    expect(html).not.toContain("evaluation(s) failed");
+  });
+
+  it("a run resumed by newer code reads the log's words only for the session written before", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-report-"));
+    const ev = (step: number): RunEvent => ({ type: "eval", time: "t", step, env: "arith", split: "test", episodes: 10, meanReward: 0.5, success: 0.5, mode: "greedy" });
+    const events: RunEvent[] = [
+      { type: "start", time: "t", runDir: dir, steps: 4, policies: ["main"], environments: ["arith"] },
+      { type: "log", time: "t", level: "warn", message: "evaluation at step 0 failed: timed out" },
+      stepEvent(1, 0.2),
+      ev(1),
+      { type: "end", time: "t", reason: "interrupted", step: 1 },
+      { type: "start", time: "t", runDir: dir, steps: 4, resumedFrom: 1, policies: ["main"], environments: ["arith"], format: EVENTS_FORMAT },
+      { type: "log", time: "t", level: "warn", message: "evaluation at step 2 failed: a task's text" },
+      stepEvent(2, 0.4),
+      { type: "eval-failed", time: "t", step: 2, error: "no replica served version 2 after 1 tries", code: "AJ_ERR_NO_REPLICA" },
+      { type: "end", time: "t", reason: "done", step: 2 },
+    ];
+    writeFileSync(join(dir, "metrics.jsonl"), events.map((e) => JSON.stringify(e)).join("\n"));
+    const summary = await buildReport(dir);
+    expect(summary.skill.failedEvals).toEqual([
+      { step: 0, error: "timed out" },
+      { step: 2, error: "no replica served version 2 after 1 tries", code: "AJ_ERR_NO_REPLICA" },
+    ]);
+    // the evaluation that finished heads the report; the failed ones are listed under it
+    expect(summary.skill.headline).toEqual(["arith: success greedy 50.0% -> 50.0%"]);
+    const html = readFileSync(join(dir, "report.html"), "utf8");
+    expect(html).toContain("2 evaluation(s) failed");
+    expect(html).toContain('<tr><td>2</td><td>AJ_ERR_NO_REPLICA</td><td style="text-align:left">no replica served version 2 after 1 tries</td></tr>');
+    expect(html).toContain('<tr><td>0</td><td>-</td><td style="text-align:left">timed out</td></tr>');
   });
 
   it("heads with success greedy and sampled, flags a collapsed policy and filtered groups, and lists every environment", async () => {
