@@ -58,7 +58,8 @@ async function evaluateEnv(o: SkillEvalOptions, env: PreparedEnvironment, mode: 
   const { config } = o;
   const entry = config.environments.find((e) => e.name === env.name)!;
   const top = env.installed.manifest.reward.max;
-  const tasks = (await env.runtime.listTasks(config.eval.split)).slice(0, config.eval.tasks);
+  const split = entry.evalSplit ?? config.eval.split;
+  const tasks = (await env.runtime.listTasks(split)).slice(0, config.eval.tasks);
   const known = { policies: [...o.policies.keys()], frozen: [...o.frozen.keys()] };
   const played: Played[] = new Array(tasks.length);
   let next = 0;
@@ -87,7 +88,7 @@ async function evaluateEnv(o: SkillEvalOptions, env: PreparedEnvironment, mode: 
     time: new Date().toISOString(),
     step: o.step,
     env: env.name,
-    split: config.eval.split,
+    split,
     episodes: done.length,
     meanReward: done.length ? done.reduce((a, p) => a + p.reward, 0) / done.length : 0,
     success,

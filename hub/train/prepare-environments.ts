@@ -100,9 +100,10 @@ export async function prepareEnvironments(
         throw err instanceof EnvironmentSetupError ? err : new EnvironmentSetupError(entry.name, err);
       }
     }
-    for (const e of out) {
+    for (const [i, e] of out.entries()) {
       try {
         checkJudgeEndpoints(e.installed.manifest, config);
+        checkSplits(e.installed.manifest, config.environments[i]!, config);
       } catch (err) {
         throw new EnvironmentSetupError(e.name, err);
       }
@@ -138,6 +139,21 @@ async function openLocalPlugin(entry: EnvironmentEntry, config: RunConfig, proje
  * A judge without an endpoint fails every episode it scores, and the run retried them until it gave up:
  * refused at the start. Group judges run on the server; episode judges on the clients, here when local.
  */
+/**
+ * The splits the run will read (training tasks, the evaluation's, the solver warm-start's) exist in the
+ * manifest: an unknown evaluation split was accepted, and then every evaluation failed, step after step.
+ */
+function checkSplits(manifest: { splits: Record<string, unknown> }, entry: EnvironmentEntry, config: RunConfig): void {
+  const wanted: Array<[string, string]> = [[entry.split, "split (training tasks)"]];
+  if (config.eval.every > 0) wanted.push(entry.evalSplit !== undefined ? [entry.evalSplit, "evalSplit"] : [config.eval.split, "eval.split"]);
+  const ws = config.warmStart;
+  if (ws && ws.source === "solver" && ws.steps > 0) wanted.push([ws.split, "warmStart.split"]);
+  const known = Object.keys(manifest.splits);
+  for (const [split, field] of wanted) {
+    if (!known.includes(split)) throw new Error(`${field} '${split}' is not a split of this environment (its splits: ${known.join(", ")})`);
+  }
+}
+
 function checkJudgeEndpoints(manifest: { rewardModels?: Parameters<typeof judgesWithoutEndpoint>[0] }, config: RunConfig): void {
   const missing = [...judgesWithoutEndpoint(manifest.rewardModels, "group"), ...(config.clients.local > 0 ? judgesWithoutEndpoint(manifest.rewardModels, "episode") : [])];
   if (missing.length > 0) {

@@ -94,6 +94,7 @@ export const EnvironmentEntrySchema = z.object({
   version: z.string().optional().describe("Exact version; the lockfile's or the newest when absent"),
   weight: z.union([z.number().min(0), ScheduleSchema]).default(1).describe("Mixing weight, or a schedule"),
   split: z.string().default("train").describe("Task split the environment draws training tasks from"),
+  evalSplit: z.string().optional().describe("Split this environment's evaluations play; `eval.split` when absent (environments name their held-out splits differently)"),
   roles: z
     .record(z.string(), z.string())
     .describe(
@@ -276,7 +277,7 @@ export const RunConfigSchema = z.object({
   eval: z
     .object({
       every: z.number().int().min(0).default(0).describe("Evaluate every K steps (and at step 0, before and after the warm-start); 0 disables"),
-      split: z.string().default("test").describe("Split evaluated; eval episodes never enter a batch"),
+      split: z.string().default("test").describe("Split evaluated (an environment's `evalSplit` overrides it); eval episodes never enter a batch"),
       tasks: z.number().int().positive().default(16).describe("Tasks per evaluation, one episode each, per environment and mode"),
       modes: z
         .array(z.enum(["greedy", "sampled"]))

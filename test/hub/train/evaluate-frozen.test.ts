@@ -10,10 +10,10 @@ const manifest = { name: "one-seat", version: "1.0.0", agents: [{ id: "me", role
 const tasks: Task[] = ["t0", "t1", "t2"].map((id) => ({ id, split: "test", data: id }));
 
 /** One seat, one question (the task id), reward 1 for any answer; `endless`: a game that never ends. */
-function oneSeatEnv(endless = false): PreparedEnvironment {
+function oneSeatEnv(endless = false, asked: string[] = []): PreparedEnvironment {
   const runtime = {
     manifest,
-    listTasks: async () => tasks,
+    listTasks: async (split: string) => (asked.push(split), tasks),
     openEpisode: async () => {
       let task = "";
       return {
@@ -70,5 +70,20 @@ describe("evaluation against a frozen opponent", () => {
     const opp: FrozenModel = { name: "opp", model: "x", complete: async () => ({ choices: [{ message: { content: "ok" }, finish_reason: "stop" }] }) };
     const [event] = await evaluateSkill({ envs: [oneSeatEnv(true)], config, policies: new Map(), frozen: new Map([["opp", opp]]), step: 0, stage: "rl" });
     expect(event).toMatchObject({ env: "one-seat", episodes: 3, failed: 0, success: 0, meanReward: 0 });
+  });
+
+  it("plays an environment's evalSplit instead of eval.split, and names it in the event", async () => {
+    const config = RunConfigSchema.parse({
+      policies: { main: { engine: { kind: "embedded" } } },
+      frozen: { opp: { baseUrl: "http://127.0.0.1:1/v1", model: "x" } },
+      environments: [{ name: "one-seat", roles: { "*": "opp" }, evalSplit: "test_normal" }],
+      eval: { every: 1, split: "test", tasks: 3, modes: ["greedy"] },
+      clients: { local: 1, concurrency: 1 },
+    });
+    const opp: FrozenModel = { name: "opp", model: "x", complete: async () => ({ choices: [{ message: { content: "ok" }, finish_reason: "stop" }] }) };
+    const asked: string[] = [];
+    const [event] = await evaluateSkill({ envs: [oneSeatEnv(false, asked)], config, policies: new Map(), frozen: new Map([["opp", opp]]), step: 0, stage: "rl" });
+    expect(asked).toEqual(["test_normal"]);
+    expect(event).toMatchObject({ env: "one-seat", split: "test_normal", episodes: 3 });
   });
 });

@@ -4,6 +4,7 @@ import { findVersion, loadRegistry } from "../../../hub/registry/index.ts";
 import { addEnvironment } from "../../../hub/store/index.ts";
 import { readLockfile, writeLockfile } from "../../../hub/store/lockfile.ts";
 import { prepareEnvironments } from "../../../hub/train/prepare-environments.ts";
+import { WarmStartSchema } from "../../../server/config/run-config.ts";
 import { describeDocker } from "../../helpers/docker.ts";
 import { FIXTURE_DATA } from "../../environments/appworld/helpers.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
@@ -33,6 +34,33 @@ describe("prepareEnvironments", () => {
     const lines = (await prepare()).join("\n");
     expect(lines).toContain(`the registry pins another build (sha256 ${pinned.slice(0, 12)}, installed 000000000000); reinstalling`);
     expect(readLockfile(project).environments["arith"]?.sha256).toBe(pinned);
+  });
+
+  it("refuses at the start a split the environment does not have (an unknown eval.split was accepted, then every evaluation failed)", { timeout: 120_000 }, async () => {
+    const project = tempDir("prepare-splits");
+    const refusal = async (edit: (c: Awaited<ReturnType<typeof smallQuickstart>>) => void): Promise<string> => {
+      const config = await smallQuickstart({ steps: 1, checkpointEvery: 100, batchTasks: 2, groupSize: 2, concurrency: 2 });
+      edit(config);
+      const err = await prepareEnvironments(config, { projectDir: project, maxInstances: 2, log: () => {} }).then(
+        async (envs) => {
+          await Promise.all(envs.map((e) => e.runtime.close()));
+          return null;
+        },
+        (e: unknown) => e,
+      );
+      return err instanceof Error ? `${(err as { code?: string }).code}: ${err.message}` : "accepted";
+    };
+    const splits = "(its splits: train, test, train-two-digit, test-two-digit)";
+    expect(await refusal((c) => ((c.eval.every = 5), (c.eval.split = "tset")))).toBe(
+      `AJ_ERR_TRAIN_ENVIRONMENT: environment 'arith' could not be installed or opened: eval.split 'tset' is not a split of this environment ${splits}`,
+    );
+    // evaluation off: its split is never read
+    expect(await refusal((c) => ((c.eval.every = 0), (c.eval.split = "tset")))).toBe("accepted");
+    // an environment's own evaluation split overrides eval.split, and is checked in its place
+    expect(await refusal((c) => ((c.eval.every = 5), (c.eval.split = "tset"), (c.environments[0]!.evalSplit = "test-two-digit")))).toBe("accepted");
+    expect(await refusal((c) => ((c.eval.every = 5), (c.environments[0]!.evalSplit = "dev")))).toContain(`evalSplit 'dev' is not a split of this environment ${splits}`);
+    expect(await refusal((c) => (c.environments[0]!.split = "trian"))).toContain(`split (training tasks) 'trian' is not a split of this environment ${splits}`);
+    expect(await refusal((c) => (c.warmStart = { ...WarmStartSchema.parse({ steps: 10 }), split: "nope" }))).toContain(`warmStart.split 'nope' is not a split`);
   });
 });
 
