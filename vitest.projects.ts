@@ -65,6 +65,7 @@ export const INTEGRATION = [
   "test/plugins/vm-*.test.ts",
   "test/sdk/framework-agnostic.test.ts",
   "test/sdk/rewards/judge.test.ts",
+  "test/sdk/rewards/judge-retries.test.ts",
   "test/sdk/swarm-client.test.ts",
   "test/server/app/json-body.test.ts",
   "test/server/engines/embedded/*.test.ts",

@@ -51,6 +51,8 @@ export class EpisodeRewarder {
     task: Task;
     envRewards: Readonly<Record<string, number>>;
     conversations: Readonly<Record<string, readonly ConversationMessage[]>>;
+    /** Cuts the judges' tries and waits short (the episode was cancelled). */
+    signal?: AbortSignal;
   }): Promise<{ rewards: Record<string, number>; parts: RewardParts }> {
     const rewards: Record<string, number> = {};
     const parts: RewardParts = {};
@@ -67,7 +69,7 @@ export class EpisodeRewarder {
               const raw = await this.scorer.score(this.#path(part.model), { path: this.#path(part.tokenizer.vocab), kind: part.tokenizer.kind }, text);
               values[part.name] = toRange(raw, part.output, this.range);
             } else if (part.scope === "episode") {
-              const v = await this.#judges.get(part.name)!.scoreEpisode({ ...slots, transcript: text });
+              const v = await this.#judges.get(part.name)!.scoreEpisode({ ...slots, transcript: text }, input.signal ? { signal: input.signal } : {});
               values[part.name] = this.range.min + (this.range.max - this.range.min) * v.share!;
               verdicts[part.name] = v.raw;
             }

@@ -77,8 +77,16 @@ export const JudgePartSchema = z.object({
       "episode: one verdict per episode, on the client. group: the judge sees all n trajectories of a GRPO group at once and ranks them (a JSON array of trajectory numbers, best first); rank r of n earns min + (max - min) * (n - r) / (n - 1)",
     ),
   input: ConversationInputSchema,
-  retries: z.number().int().min(0).max(10).default(2).describe("Further tries after a malformed verdict, a timeout or an HTTP error"),
-  timeoutMs: z.number().int().positive().default(30_000),
+  retries: z
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .default(2)
+    .describe(
+      "Further tries after a malformed verdict (at once), or after a connection error, a timeout, HTTP 408, 429 or 5xx (after a backoff wait: 0.5-1 s, doubling up to 4-8 s, longer when the judge sends Retry-After, up to 60 s). Other HTTP errors (400, 401, 403, 404) fail at once",
+    ),
+  timeoutMs: z.number().int().positive().default(30_000).describe("The limit of one try, in milliseconds"),
   temperature: z.number().min(0).max(2).default(0),
 });
 

@@ -296,7 +296,7 @@ export class SwarmClient {
           episodeId: assignment.episodeId,
           reason: { kind: "start-failed", message: `this client has no ${assignment.env.name}@${assignment.env.version}` },
         } satisfies ClientMessage);
-    const ran = env && played.type === "end" && !controller.signal.aborted ? await this.#modelRewards.apply(assignment, env, played) : played;
+    const ran = env && played.type === "end" && !controller.signal.aborted ? await this.#modelRewards.apply(assignment, env, played, controller.signal) : played;
     entry.active = false;
     const result: ClientMessage = env && ran.type === "end" ? { ...ran, code: { hash: env.hash, dev: env.dev ?? false } } : ran;
     if (controller.signal.aborted && this.#stopped) return;

@@ -27,19 +27,20 @@ export class ModelRewards {
 
   constructor(readonly fetchImpl: typeof fetch = fetch) {}
 
-  async apply(assignment: Assignment, env: ClientEnvironment, ended: Extract<EpisodeResultMessage, { type: "end" }>): Promise<EpisodeResultMessage> {
+  /** `signal`: the episode's, which cuts a judge's tries and waits short when the episode is cancelled. */
+  async apply(assignment: Assignment, env: ClientEnvironment, ended: Extract<EpisodeResultMessage, { type: "end" }>, signal?: AbortSignal): Promise<EpisodeResultMessage> {
     try {
       const rewarder = this.#rewarder(env);
       if (!rewarder) return ended;
       const transcript = await this.#transcript(assignment);
       const conversations = Object.fromEntries(Object.entries(transcript.agents).map(([id, a]) => [id, a.messages]));
-      const { rewards, parts } = await rewarder.score({ task: assignment.task, envRewards: ended.rewards, conversations });
+      const { rewards, parts } = await rewarder.score({ task: assignment.task, envRewards: ended.rewards, conversations, ...(signal ? { signal } : {}) });
       return { ...ended, rewards, info: { ...(ended.info ?? {}), rewardParts: parts } };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      // The server closed the episode meanwhile (its group failed, the run is stopping): not the reward
-      // model's failure; the server's own reason stands.
-      const kind = err instanceof EpisodeClosedError ? "cancelled" : "reward-model";
+      // The server closed the episode meanwhile (its group failed, the run is stopping), or cancelled it:
+      // not the reward model's failure; the server's own reason stands.
+      const kind = err instanceof EpisodeClosedError || signal?.aborted ? "cancelled" : "reward-model";
       return { type: "abort", episodeId: ended.episodeId, reason: { kind, message } };
     }
   }

@@ -5,16 +5,18 @@ import type { AddressInfo } from "node:net";
  * A TEST DOUBLE of a frozen judge model behind an OpenAI-compatible `/v1/chat/completions` (a real judge
  * model cannot run here). It answers the way judge models do: some reasoning, then a verdict line. By
  * default it grades by `grade(prompt)`; `script` queues one-off behaviours for the next requests:
- * `malformed` (prose with no verdict), `hang` (never answers), `http-500`.
+ * `malformed` (prose with no verdict), `hang` (never answers), `http-500`, or any HTTP error with its
+ * headers (`{ status: 429, headers: { "retry-after": "1" } }`, rate limited).
  */
 export interface JudgeDouble {
   baseUrl: string;
-  requests: Array<{ model: string; prompt: string; authorization: string | undefined }>;
+  /** `at`: when the request arrived (performance.now(), ms). */
+  requests: Array<{ model: string; prompt: string; authorization: string | undefined; at: number }>;
   script: JudgeBehaviour[];
   close(): Promise<void>;
 }
 
-export type JudgeBehaviour = "malformed" | "hang" | "http-500";
+export type JudgeBehaviour = "malformed" | "hang" | "http-500" | { status: number; headers?: Record<string, string> };
 
 export async function startJudgeDouble(grade: (prompt: string) => string | { fail: JudgeBehaviour }): Promise<JudgeDouble> {
   const requests: JudgeDouble["requests"] = [];
@@ -30,15 +32,16 @@ export async function startJudgeDouble(grade: (prompt: string) => string | { fai
       }
       const parsed = JSON.parse(body) as { model: string; messages: Array<{ content: string }> };
       const prompt = parsed.messages.map((m) => m.content).join("\n");
-      requests.push({ model: parsed.model, prompt, authorization: req.headers.authorization });
+      requests.push({ model: parsed.model, prompt, authorization: req.headers.authorization, at: performance.now() });
       const graded = grade(prompt);
       const next = script.shift() ?? (typeof graded === "string" ? undefined : graded.fail);
       if (next === "hang") {
         hanging.add(res);
         return;
       }
-      if (next === "http-500") {
-        res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "overloaded" } }));
+      if (next === "http-500" || typeof next === "object") {
+        const { status, headers } = next === "http-500" ? { status: 500, headers: {} } : next;
+        res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify({ error: { message: `status ${status}` } }));
         return;
       }
       const content = next === "malformed" || typeof graded !== "string" ? "I have read the transcript carefully and I think it is quite reasonable overall." : graded;

@@ -42,7 +42,7 @@ describe("LLM judges", () => {
   });
 
   it("retries malformed verdicts, HTTP errors and timeouts, then fails as an infrastructure error (never a 0)", async () => {
-    const j = new Judge(part({ timeoutMs: 1_000 }), RUBRIC, { env: {} });
+    const j = new Judge(part({ timeoutMs: 1_000 }), RUBRIC, { env: {}, backoff: { baseMs: 10, maxMs: 20, jitter: 0.5, retryAfterMaxMs: 20 } });
     judge.script.push("malformed", "http-500");
     const v = await j.scoreEpisode({ task: "a", reference: "x", transcript: "x" });
     expect(v).toMatchObject({ share: 1, tries: 3 });

@@ -59,4 +59,27 @@ describe("ModelRewards: reading an ended episode back from the server", () => {
       await rewards.close();
     }
   });
+
+  it("an episode cancelled while its judge waits out a 503 stops waiting and aborts as cancelled", async () => {
+    const controller = new AbortController();
+    let judged = 0;
+    const fetchImpl = (async (url: string | URL | Request) => {
+      if (String(url).endsWith("/transcript")) {
+        return Response.json({ episodeId: "ep-1", agents: { speaker: { messages: [{ role: "assistant", content: "hi" }] } } });
+      }
+      judged += 1;
+      setImmediate(() => controller.abort());
+      return new Response("overloaded", { status: 503, headers: { "retry-after": "30" } });
+    }) as typeof fetch;
+    const rewards = new ModelRewards(fetchImpl);
+    try {
+      const started = performance.now();
+      const out = await rewards.apply(assignment, env, ended, controller.signal);
+      expect(out).toMatchObject({ type: "abort", episodeId: "ep-1", reason: { kind: "cancelled" } });
+      expect(judged).toBe(1);
+      expect(performance.now() - started).toBeLessThan(5_000);
+    } finally {
+      await rewards.close();
+    }
+  });
 });
