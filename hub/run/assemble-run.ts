@@ -83,6 +83,7 @@ export async function assembleRun(o: AssembleRunOptions): Promise<AssembledRun> 
       engines: Object.fromEntries(engines),
       pool,
       config: selectTrainingConfig(config),
+      maxSteps: config.run.steps,
       now,
       onSync: o.onSync,
       onWarning: (m) => o.log("warn", m),

@@ -86,6 +86,8 @@ export class RunLoop {
   readonly #pendingEvals = new Set<Promise<void>>();
   #step: number;
   #idleSyncs = 0;
+  /** The last sync's reports when it trained nothing (what a no-progress failure explains). */
+  #idleReports: StepReport[] = [];
   #stopping = false;
   #finish: (result: { reason: RunResult["reason"]; error?: unknown }) => void = () => undefined;
   readonly #scheduler: Scheduler;
@@ -164,9 +166,15 @@ export class RunLoop {
     const onEvent = (e: SchedulerEvent): void => {
       this.#stats.observe(e);
       if (e.type === "batch" && countsBatches && ++batchesSinceStep > MAX_IDLE_SYNCS && !this.#stopping) {
-        const what = `${batchesSinceStep} batches in a row finished without a training step (${this.#step} steps so far)`;
-        const failed = failuresSaid(this.#stats.tail().failures);
-        this.#finish({ reason: "failed", error: failed ? new NoProgressError(what, failed) : new NoProgressError(what) });
+        // some policies done with their steps: the run waits on the others, so name them
+        const behind = [...this.#engines].filter(([, engine]) => engine.version() < config.run.steps);
+        const where =
+          behind.length < this.#engines.size
+            ? `${behind.map(([name, engine]) => `'${name}' at step ${engine.version()}`).join(", ")} of ${config.run.steps}, the other policies done`
+            : `${this.#step} steps so far`;
+        const what = `${batchesSinceStep} batches in a row finished without a training step (${where})`;
+        const why = failuresSaid(this.#stats.tail().failures) ?? (this.#idleReports.length > 0 ? explainFiltered(this.#idleReports) : undefined);
+        this.#finish({ reason: "failed", error: why ? new NoProgressError(what, why) : new NoProgressError(what) });
       }
       if (e.type === "episode-end") {
         this.#emit(episodeEndEvent(e, this.#step));
@@ -302,6 +310,7 @@ export class RunLoop {
     const coordinator = this.#coordinator;
     const trained = reports.filter((r) => r.outcome === "trained");
     if (trained.length === 0) {
+      this.#idleReports = reports;
       if (++this.#idleSyncs % 10 === 0) this.#log("warn", `${this.#idleSyncs} batches in a row trained nothing: ${explainFiltered(reports)}`);
       return;
     }

@@ -9,7 +9,12 @@ export function explainFiltered(reports: readonly StepReport[]): string {
   const byReward = new Map<number, number>();
   for (const r of reports) for (const g of r.droppedGroups) byReward.set(g.reward, (byReward.get(g.reward) ?? 0) + 1);
   const groups = [...byReward.values()].reduce((a, b) => a + b, 0);
-  if (groups === 0) return "no group reached the trainer";
+  if (groups === 0) {
+    const empty = reports.filter((r) => r.samples === 0).map((r) => `'${r.policy}'`);
+    return empty.length > 0
+      ? `no samples for ${empty.join(", ")}: its agents made no trainable call in these batches (episodes that end before its seat moves, or calls that overflowed the context)`
+      : "no group reached the trainer";
+  }
   const parts = [...byReward].sort((a, b) => b[1] - a[1]).map(([reward, n]) => `${n} at reward ${Number(reward.toFixed(4))}`);
   const only = byReward.size === 1 ? [...byReward.keys()][0]! : null;
   const hint =

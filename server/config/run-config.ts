@@ -200,7 +200,7 @@ export const RunConfigSchema = z.object({
     .object({
       dir: z.string().default("runs/latest").describe("Run directory (config, run.db, metrics, checkpoints)"),
       seed: z.number().int().default(0).describe("Seeds task order and sampling"),
-      steps: z.number().int().positive().default(20).describe("Optimizer steps to run"),
+      steps: z.number().int().positive().default(20).describe("Optimizer steps each policy runs; the run ends when every policy has them (a policy that gets there first trains no further while the others catch up)"),
       checkpointEvery: z.number().int().positive().default(5).describe("Write a checkpoint every K steps (and always at the end or on Ctrl-C)"),
       deterministic: z
         .boolean()

@@ -53,6 +53,13 @@ export interface CoordinatorOptions {
   syncGate?: () => boolean;
   onStep?: (report: StepReport) => void;
   /**
+   * The optimizer steps each policy gets (the run's `run.steps`): a policy whose weights reached this
+   * version trains no further and pools nothing more, while the others catch up. Without it, a policy with
+   * more episodes (werewolves' six villager seats against three wolves) trained more steps than the run
+   * asked for while it waited for the slowest. Default: no limit.
+   */
+  maxSteps?: number;
+  /**
    * After each sync's steps, before claims resume: nothing is in flight and the weights are still, so a
    * checkpoint taken here is consistent. Awaited.
    */
@@ -194,7 +201,7 @@ export class TrainingCoordinator {
       c.failedGroupEpisodes++;
       return;
     }
-    const built = buildEpisodeSamples(episode, this.#o.config.merging, this.#trainable);
+    const built = buildEpisodeSamples(episode, this.#o.config.merging, this.#training());
     c.unrewardedAgents += built.unrewardedAgents;
     addMergeStats(c.merge, built.merge);
     this.#o.pool.add(built.units);
@@ -277,9 +284,16 @@ export class TrainingCoordinator {
     while (this.#running) await this.#running;
   }
 
+  /** The trainable policies that still train: those below `maxSteps`. */
+  #training(): ReadonlySet<string> {
+    const max = this.#o.maxSteps;
+    if (max === undefined) return this.#trainable;
+    return new Set([...this.#trainable].filter((p) => this.#o.engines[p]!.version() < max));
+  }
+
   #readyPolicies(): string[] {
     const clients = { active: this.#activity.active(this.#now()), agreed: this.#activity.agreed() };
-    return [...this.#trainable].filter(
+    return [...this.#training()].filter(
       (p) => selectBatch(this.#o.pool.entries(p), this.#o.config.batching, clients).ready,
     );
   }
@@ -296,7 +310,7 @@ export class TrainingCoordinator {
         this.#phase = "training";
         const clients = { active: this.#activity.active(this.#now()), agreed: this.#activity.agreed() };
         const reports: StepReport[] = [];
-        for (const policy of this.#trainable) {
+        for (const policy of this.#training()) {
           const sel = selectBatch(this.#o.pool.entries(policy), this.#o.config.batching, clients);
           if (!sel.ready) continue;
           const report = await this.#trainPolicy(policy, sel.take, abandoned);
@@ -377,6 +391,10 @@ export class TrainingCoordinator {
     this.#counters.droppedGroups += dropped.length;
     this.#counters.droppedEpisodes += dropped.reduce((a, g) => a + g.episodes, 0);
     this.#o.pool.remove(policy, episodeIds);
+    // a policy done with its steps keeps nothing pooled (nothing of it trains again, and a full pool would stop begins)
+    if (this.#o.maxSteps !== undefined && engine.version() >= this.#o.maxSteps) {
+      this.#o.pool.remove(policy, [...new Set(this.#o.pool.entries(policy).map((e) => e.episodeId))]);
+    }
     this.#checkCap(policy);
     return report;
   }

@@ -4,6 +4,7 @@ import { createEpisodeStore } from "../../../server/episodes/episode-store.ts";
 import { TrainingCoordinator, type StepReport } from "../../../server/training/coordinator.ts";
 import { SamplePool } from "../../../server/training/sample-pool.ts";
 import { createEpisodeStorePort } from "../../../server/episodes/episode-store-port.ts";
+import { recordEpisode, step } from "./helpers/record-episode.ts";
 import { createTinyEngine, manualClock, rewardedEpisode, trainingConfig } from "./helpers/training-parts.ts";
 
 /** A coordinator on a real episode store (in-memory run.db, a manual clock), with what it reported. */
@@ -96,6 +97,55 @@ describe("TrainingCoordinator on the server's episode store", () => {
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ outcome: "no-signal", samples: 0 });
     expect(reports[0]!.droppedGroups).toHaveLength(1);
+    await coord.stop();
+    store.close();
+  });
+
+  // Regression: the run ended when its slowest policy reached run.steps, and a policy with more episodes
+  // trained on past it meanwhile (werewolves' six villager seats against three wolves).
+  it("with maxSteps, a policy that reached it trains no further and pools nothing more while another catches up", async () => {
+    const db = openRunDb(":memory:");
+    const clock = manualClock(1_000);
+    const store = createEpisodeStore({ db, policies: ["fast", "slow"], reclaimTimer: false, now: clock.now, keySecret: "k" });
+    const engines = { fast: createTinyEngine(), slow: createTinyEngine({ seed: 2 }) };
+    const reports: StepReport[] = [];
+    const pool = new SamplePool(db);
+    const coord = new TrainingCoordinator({
+      store: createEpisodeStorePort(store),
+      engines,
+      pool,
+      config: trainingConfig({ batchTasks: 1, groupSize: 2, filterEqualRewards: false }),
+      maxSteps: 2,
+      now: clock.now,
+      sleep: clock.sleep,
+      tickMs: 0,
+      onStep: (r) => reports.push(r),
+    });
+    coord.start();
+    let n = 0;
+    // one group of 2 episodes of task `task`, its agents playing `policies`
+    const group = async (task: string, policies: readonly string[]) => {
+      for (const reward of [0, 1]) {
+        const id = `e${++n}`;
+        const agents = Object.fromEntries(policies.map((p, i) => [`a${i}`, { kind: "policy" as const, target: p }]));
+        store.register({ episodeId: id, taskId: task, env: "smoke", agents });
+        expect(store.claim({ episodeId: id, clientId: "c1" }).kind).toBe("claimed");
+        policies.forEach((policy, i) => {
+          for (const c of recordEpisode([step(`${task}?`), step("ok.")], { episodeId: id, agentId: `a${i}`, policy, task })) store.tracker.record({ ...c, trainable: true });
+        });
+        store.end(id, { rewards: Object.fromEntries(policies.map((_, i) => [`a${i}`, reward])) });
+      }
+      await coord.whenIdle();
+    };
+    // fast-only groups: fast trains to its 2 steps, then no further
+    for (const t of ["t1", "t2", "t3"]) await group(t, ["fast"]);
+    expect([engines.fast.version(), engines.slow.version()]).toEqual([2, 0]);
+    expect(pool.entries("fast")).toHaveLength(0);
+    // groups with both: only slow trains, and fast pools nothing
+    for (const t of ["t4", "t5", "t6"]) await group(t, ["fast", "slow"]);
+    expect([engines.fast.version(), engines.slow.version()]).toEqual([2, 2]);
+    expect(pool.entries("fast")).toHaveLength(0);
+    expect(reports.filter((r) => r.outcome === "trained").map((r) => r.policy)).toEqual(["fast", "fast", "slow", "slow"]);
     await coord.stop();
     store.close();
   });
