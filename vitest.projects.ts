@@ -15,6 +15,7 @@ export const E2E = [
   "test/hub/cli.test.ts",
   "test/hub/conformance.test.ts",
   "test/hub/contributor-path.test.ts",
+  "test/hub/dashboard/live-episode-list.test.ts",
   "test/hub/dashboard/reward-parts.test.ts",
   "test/hub/env-info.test.ts",
   "test/hub/mcp/*.test.ts",

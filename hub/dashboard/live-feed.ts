@@ -1,3 +1,4 @@
+import type { EpisodeStore } from "../../server/episodes/index.ts";
 import type { RunEvent } from "../train/events.ts";
 import type { FillStatus, ProgressSink } from "../train/progress.ts";
 
@@ -20,12 +21,14 @@ export interface StepTotals {
 
 /**
  * The run's progress as the dashboard and `/metrics` see it: the latest batch fill (what the terminal's
- * status line shows), step totals, recent warnings and errors, and a counter that moves whenever an event
- * changes a chart. The service tees every run's progress sink into it; it outlives runs.
+ * status line shows), step totals, recent warnings and errors, a counter that moves whenever an event
+ * changes a chart and one that moves whenever an episode changes state. The service tees every run's
+ * progress sink into it and watches every run's episode store; it outlives runs.
  */
 export class LiveFeed {
   #fill: FillStatus | null = null;
   #chartVersion = 0;
+  #episodesVersion = 0;
   readonly #logs: LogLine[] = [];
   readonly #totals: StepTotals = { steps: 0, durationMsSum: 0, lastDurationMs: null, trainedTokens: {}, callTokens: 0, sampleTokens: 0 };
   readonly #maxLogs: number;
@@ -67,6 +70,19 @@ export class LiveFeed {
     }
   }
 
+  /**
+   * Counts `store`'s episode transitions (registered, claimed, ended, aborted, reclaimed) until the
+   * returned function is called. Watching counts once too: a new run's store is a change of its own.
+   */
+  watchEpisodes(store: Pick<EpisodeStore, "on">): () => void {
+    const bump = (): void => void (this.#episodesVersion += 1);
+    bump();
+    const offs = (["registered", "claimed", "ended", "aborted", "reclaimed"] as const).map((event) => store.on(event, bump));
+    return () => {
+      for (const off of offs) off();
+    };
+  }
+
   fill(): FillStatus | null {
     return this.#fill;
   }
@@ -74,6 +90,11 @@ export class LiveFeed {
   /** Moves when a step, evaluation or warm-start event arrives: the charts are stale. */
   chartVersion(): number {
     return this.#chartVersion;
+  }
+
+  /** Moves when an episode of a watched store changes state: the episode list is stale. */
+  episodesVersion(): number {
+    return this.#episodesVersion;
   }
 
   logs(): LogLine[] {

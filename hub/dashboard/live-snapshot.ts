@@ -18,6 +18,8 @@ export interface LiveSnapshot {
   logs: LogLine[];
   /** Moves when the charts change: fetch `/v1/dashboard/charts` again. */
   chartVersion: number;
+  /** Moves when an episode is registered, claimed, ended, aborted or reclaimed: fetch the episode list again. */
+  episodesVersion: number;
 }
 
 export function liveSnapshot(source: DashboardSource): LiveSnapshot {
@@ -36,5 +38,6 @@ export function liveSnapshot(source: DashboardSource): LiveSnapshot {
     clients: source.clients(),
     logs: source.feed.logs().slice(-10),
     chartVersion: source.feed.chartVersion(),
+    episodesVersion: source.feed.episodesVersion(),
   };
 }

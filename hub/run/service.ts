@@ -274,10 +274,17 @@ export class TrainingService {
       );
       this.#run = run;
       this.#starts += 1;
+      // Every episode transition moves the dashboard's episode list.
+      const unwatch = this.#feed.watchEpisodes(run.app.agentjet.store);
       // Phase changes (rolling, draining, syncing) reach the log without anyone polling the status.
       const watch = setInterval(() => this.#noteState(this.state()), 100);
       watch.unref();
-      void run.finished.finally(() => clearInterval(watch)).catch(() => undefined);
+      void run.finished
+        .finally(() => {
+          clearInterval(watch);
+          unwatch();
+        })
+        .catch(() => undefined);
       this.#ended = run.finished.then(
         (result) => this.#onEnded(run, result),
         (err: unknown) => {
@@ -334,7 +341,9 @@ export class TrainingService {
       config: () => this.#config,
       run: () => {
         const run = this.#run;
-        if (!run || this.#booting) return null;
+        // The run closes its server, run.db with it, before it ends (the report is written after):
+        // from then on the dashboard reads the file, as it does offline.
+        if (!run || this.#booting || !run.app.agentjet.db.open) return null;
         const { config, db, store, policies } = run.app.agentjet;
         return { config, db, store, policies, scheduler: run.scheduler, pool: run.pool, envs: run.envs };
       },

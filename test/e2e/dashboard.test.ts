@@ -42,7 +42,10 @@ function readDb<T>(fn: (db: Database.Database) => T): T {
 }
 
 /** The page's globals the test reads (its tsconfig has no DOM types). */
-type PageGlobals = { document: { getElementById(id: string): { textContent: string | null } | null }; sessionStorage: { getItem(k: string): string | null } };
+type PageGlobals = {
+  document: { getElementById(id: string): { textContent: string | null } | null; querySelectorAll(s: string): Iterable<{ textContent: string | null }> };
+  sessionStorage: { getItem(k: string): string | null };
+};
 
 /** `name{labels} value` lines of a Prometheus text body, by name and label text. */
 function parseMetrics(text: string): Map<string, number> {
@@ -110,9 +113,14 @@ describe.skipIf(!CHROMIUM && !CHROMIUM_REQUIRED)("the dashboard of a real `agent
     // The episode browser: ended episodes, newest first; open the first.
     await page.selectOption("#filter select[name=state]", "ended");
     await page.click("#filter button[type=submit]");
-    await page.waitForSelector("#episodes tbody tr.ep");
+    // the filtered page has replaced the unfiltered one
+    await page.waitForFunction(() => {
+      const states = [...(globalThis as unknown as PageGlobals).document.querySelectorAll("#episodes tbody tr.ep td:nth-child(5)")].map((td) => td.textContent);
+      return states.length > 0 && states.every((s) => s === "ended");
+    });
     const episodeId = (await page.getAttribute("#episodes tbody tr.ep", "data-episode-id"))!;
-    await page.click("#episodes tbody tr.ep");
+    // by its id: the list follows the run, so the first row may be a newer episode by now
+    await page.click(`#episodes tbody tr.ep[data-episode-id='${episodeId}']`);
     await page.waitForSelector("#episode:not([hidden]) .call");
     const shown = await page.$$eval("#episode .call", (calls) =>
       calls.map((c) => ({

@@ -17,7 +17,8 @@ async function takeToken() {
 
 let token = null;
 
-async function api(path) {
+/** A GET's body and its headers. */
+async function request(path) {
   const res = await fetch(path, { headers: { authorization: `Bearer ${token}` }, cache: "no-store" });
   if (res.status === 401 || res.status === 403) {
     sessionStorage.removeItem(KEY);
@@ -26,8 +27,10 @@ async function api(path) {
   }
   const body = await res.json();
   if (!res.ok) throw new Error(body?.error?.message ?? `HTTP ${res.status}`);
-  return body;
+  return { body, headers: res.headers };
 }
+
+const api = async (path) => (await request(path)).body;
 
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
@@ -131,6 +134,7 @@ function renderLive(s) {
     chartVersion = s.chartVersion;
     loadCharts().catch(() => undefined);
   }
+  followEpisodes(s.episodesVersion);
   if (Date.now() - failuresAt > 5000) {
     failuresAt = Date.now();
     loadFailures().catch(() => undefined);
@@ -161,19 +165,48 @@ async function loadFailures() {
 }
 
 // ---- episode browser ----
+// The first page follows the run: it is fetched again when the stream's episodesVersion moves, at most
+// every FOLLOW_MS and, when the server's last two queries were slow (its Server-Timing; a filtered first
+// page counts its matches, a scan that holds the server's event loop), no more than 1/FOLLOW_SHARE of
+// the time. Once older pages are shown the list holds still until the next search.
+const FOLLOW_MS = 2000;
+const FOLLOW_SHARE = 50;
 let cursor = null;
+/** The filter last searched for (not what the form holds while being edited). */
+let filter = new URLSearchParams();
+let paged = false;
+/** Only the latest request's answer is shown: an older one may come back after it. */
+let listSeq = 0;
+let listVersion = null;
+let listAt = 0;
+/** How long the server's last two list queries took, ms. */
+let listCosts = [0, 0];
+let following = false;
 
-function query(extra = {}) {
-  const form = new FormData($("filter"));
+function readFilter() {
   const q = new URLSearchParams();
-  for (const [k, v] of form) if (String(v).trim() !== "") q.set(k, String(v).trim());
-  for (const [k, v] of Object.entries(extra)) q.set(k, v);
+  for (const [k, v] of new FormData($("filter"))) if (String(v).trim() !== "") q.set(k, String(v).trim());
   return q;
 }
 
+function followEpisodes(version) {
+  if (paged || following || version === listVersion || Date.now() - listAt < Math.max(FOLLOW_MS, FOLLOW_SHARE * Math.min(...listCosts))) return;
+  following = true;
+  listVersion = version;
+  loadEpisodes()
+    .catch(() => undefined)
+    .finally(() => (following = false));
+}
+
 async function loadEpisodes(more = false) {
-  const q = query(more && cursor ? { cursor } : {});
-  const page = await api(`/v1/dashboard/episodes?${q}`);
+  const seq = ++listSeq;
+  const q = new URLSearchParams(filter);
+  if (more && cursor) q.set("cursor", cursor);
+  const { body: page, headers } = await request(`/v1/dashboard/episodes?${q}`).finally(() => (listAt = Date.now()));
+  listCosts = [listCosts[1], Number(/dur=([\d.]+)/.exec(headers.get("server-timing") ?? "")?.[1] ?? 0)];
+  if (seq !== listSeq) return;
+  paged = more;
+  $("follow").textContent = paged ? "older pages shown: the list holds still (Search follows the newest again)" : "";
   const body = $("episodes").tBodies[0];
   if (!more) body.replaceChildren();
   for (const e of page.episodes) {
@@ -197,6 +230,7 @@ async function loadEpisodes(more = false) {
 
 $("filter").addEventListener("submit", (ev) => {
   ev.preventDefault();
+  filter = readFilter();
   loadEpisodes().catch((err) => alert(err.message));
 });
 $("more").addEventListener("click", () => loadEpisodes(true).catch((err) => alert(err.message)));
