@@ -7,41 +7,56 @@ import { buildServer } from "../server/app/index.ts";
 import { RunConfigSchema } from "../server/config/index.ts";
 import { createZeroLatencyEngine } from "../test/doubles/zero-latency-engine.ts";
 import { createEmbeddedTokenizer } from "../server/tokenizers/index.ts";
-import { type Bench, fmt, quantile } from "./harness.ts";
+import { type Bench, type BenchTable, fmt, quantile } from "./harness.ts";
 
 /**
- * The proxy's own overhead: a chat completion against the zero-latency engine (a test double with no
- * model), over a real loopback socket with keep-alive, recorded to a run.db file like any call. What is left is
- * HTTP, validation, templating, tokenizing, the tracker's write and the response. The load generator is a
- * separate Node process (as users meet the server), so it shares neither the event loop nor the heap.
+ * The proxy's own overhead in a long-running server: a chat completion against the zero-latency engine (a
+ * test double with no model), over real loopback sockets with keep-alive, recorded to a run.db file like
+ * any call. What is left is HTTP, validation, templating, tokenizing, the tracker's write and the response.
+ *
+ * Steady state, as users meet a server that has been up a while: one server holds both routes for the
+ * whole bench and one load process (a separate Node process: it shares neither the event loop nor the
+ * heap) drives every run, both warmed up first. Each of the load's loops plays episodes of
+ * `EPISODE_CALLS` calls, one fresh episode key after another, and the episodes a run used are closed after
+ * it, so the server holds what a live one holds. (Runs of 5,000 calls, each on a fresh server and a fresh
+ * load process, measured mostly JIT warm-up: the bare route ran at half its warm speed, and the ratio at
+ * concurrency 64 came out near 0.8x where the warm one is near 0.55x.)
  */
 
 const tok = createEmbeddedTokenizer();
 const REPLY = tok.encode("The answer is 42.<|im_end|>");
+/** Calls per episode key (a short agent episode). */
+const EPISODE_CALLS = 30;
 
-// Plain JS for the load process (no TypeScript loader there): `concurrency` loops, one episode key each.
-// Its job arrives on stdin as JSON; its result leaves on stdout as JSON. Throughput counts from the first
-// call after the warm-up (JIT compilation of the proxy's path is not its steady-state cost).
+// Plain JS for the load process (no TypeScript loader there): jobs arrive on stdin, one JSON line each, and
+// each result leaves on stdout as one JSON line. A job runs `concurrency` loops; each sends `perKey` calls
+// with a key, then takes the next unused key of `keys`. Throughput counts from the first call after the
+// job's warm-up.
 const CLIENT = `
 const http = require("node:http");
-let input = "";
-process.stdin.on("data", (d) => (input += d));
-process.stdin.on("end", () => main(JSON.parse(input)));
-function main({ port, keys, body, total, warmup, path }) {
-const agent = new http.Agent({ keepAlive: true, maxSockets: keys.length });
-const post = (key) => new Promise((resolve, reject) => {
-  const req = http.request({ host: "127.0.0.1", port, path, method: "POST", agent,
-    headers: { authorization: "Bearer " + key, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
-    (res) => { res.resume(); res.on("end", () => resolve(res.statusCode)); });
-  req.on("error", reject);
-  req.end(body);
-});
-(async () => {
+const readline = require("node:readline");
+const lines = readline.createInterface({ input: process.stdin });
+let queue = Promise.resolve();
+lines.on("line", (line) => { queue = queue.then(() => run(JSON.parse(line))).then(
+  (r) => process.stdout.write(JSON.stringify(r) + "\\n"),
+  (err) => process.stdout.write(JSON.stringify({ error: String(err) }) + "\\n")); });
+async function run({ port, concurrency, keys, body, total, warmup, path, perKey }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const post = (key) => new Promise((resolve, reject) => {
+    const req = http.request({ host: "127.0.0.1", port, path, method: "POST", agent,
+      headers: { authorization: "Bearer " + key, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      (res) => { res.resume(); res.on("end", () => resolve(res.statusCode)); });
+    req.on("error", reject);
+    req.end(body);
+  });
   const latencies = [];
   let next = 0;
   let t0 = 0;
-  const worker = async (key) => {
-    while (next < total + warmup) {
+  let nextKey = 0;
+  const loop = async () => {
+    let key = keys[nextKey++];
+    for (let n = 0; next < total + warmup; n++) {
+      if (n > 0 && n % perKey === 0) key = keys[nextKey++];
       const i = next++;
       if (i === warmup) t0 = performance.now();
       const t = performance.now();
@@ -50,32 +65,49 @@ const post = (key) => new Promise((resolve, reject) => {
       if (i >= warmup) latencies.push(performance.now() - t);
     }
   };
-  await Promise.all(keys.map(worker));
-  const seconds = (performance.now() - t0) / 1000;
-  agent.destroy();
-  process.stdout.write(JSON.stringify({ latencies, seconds }));
-})().catch((err) => process.stdout.write(JSON.stringify({ error: String(err) })));
+  try {
+    await Promise.all(Array.from({ length: concurrency }, loop));
+  } finally {
+    agent.destroy();
+  }
+  return { latencies, seconds: (performance.now() - t0) / 1000 };
 }
 `;
 
-/** Runs the load generator in its own Node process. */
-function runClient(job: Record<string, unknown>): Promise<{ latencies: number[]; seconds: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", CLIENT], { stdio: ["pipe", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.on("error", reject);
-    child.on("close", () => {
-      try {
-        const m = JSON.parse(out) as { latencies: number[]; seconds: number } | { error: string };
-        if ("error" in m) reject(new Error(m.error));
-        else resolve(m);
-      } catch (err) {
-        reject(new Error(`load process answered ${JSON.stringify(out.slice(0, 200))}`, { cause: err }));
+/** The load process, kept for the whole bench (its JIT warm, like a client that has been running a while). */
+class LoadProcess {
+  private readonly child = spawn(process.execPath, ["-e", CLIENT], { stdio: ["pipe", "pipe", "inherit"] });
+  private buffered = "";
+  private waiting: Array<(line: string) => void> = [];
+
+  constructor() {
+    this.child.stdout.on("data", (d: Buffer) => {
+      this.buffered += d.toString();
+      for (let nl = this.buffered.indexOf("\n"); nl >= 0; nl = this.buffered.indexOf("\n")) {
+        const line = this.buffered.slice(0, nl);
+        this.buffered = this.buffered.slice(nl + 1);
+        this.waiting.shift()?.(line);
       }
     });
-    child.stdin.end(JSON.stringify(job));
-  });
+  }
+
+  run(job: Record<string, unknown>): Promise<{ latencies: number[]; seconds: number }> {
+    return new Promise((resolve, reject) => {
+      const onExit = () => reject(new Error("the load process exited"));
+      this.child.once("exit", onExit);
+      this.waiting.push((line) => {
+        this.child.off("exit", onExit);
+        const m = JSON.parse(line) as { latencies: number[]; seconds: number } | { error: string };
+        if ("error" in m) reject(new Error(`load process: ${m.error}`));
+        else resolve(m);
+      });
+      this.child.stdin.write(`${JSON.stringify(job)}\n`);
+    });
+  }
+
+  close(): void {
+    this.child.stdin.end();
+  }
 }
 
 interface Measured {
@@ -103,116 +135,163 @@ const CANNED = {
   usage: { prompt_tokens: 120, completion_tokens: 18, total_tokens: 138 },
 };
 
-async function measure(concurrency: number, total: number, path: string, log: (l: string) => void): Promise<Measured> {
-  const config = RunConfigSchema.parse({
-    policies: { main: { tokenizer: "embedded" } },
-    environments: [{ name: "bench", roles: { solver: "main" } }],
-    sampling: { maxTokens: 64 },
-  });
-  const dir = mkdtempSync(join(tmpdir(), "aj-proxy-bench-"));
-  const app = await buildServer({ config, dbPath: join(dir, "run.db"), keySecret: "bench", reclaimTimer: false, engines: { main: createZeroLatencyEngine({ defaultIds: REPLY }) } });
-  app.post("/bench/baseline", { config: { auth: "public" } }, async () => CANNED);
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  const port = (app.server.address() as { port: number }).port;
-  const store = app.agentjet.store;
-  const keys: string[] = [];
-  for (let w = 0; w < concurrency; w++) {
-    store.register({ episodeId: `bench-${concurrency}-${w}`, taskId: "t", env: "bench", agents: { solver: { kind: "policy", target: "main" } } });
-    const c = store.claim();
-    if (c.kind !== "claimed") throw new Error("claim failed");
-    keys.push(c.keys.solver!);
+const BODY = JSON.stringify({
+  model: "main",
+  messages: [
+    { role: "system", content: "You are a helpful assistant." },
+    { role: "user", content: "What is six times seven? Answer briefly." },
+  ],
+});
+
+const BASELINE = "/bench/baseline";
+const PROXY = "/v1/chat/completions";
+
+/** The server under test (both routes) and the load process, for the whole bench. */
+class Setup {
+  private episodes = 0;
+
+  private constructor(
+    private readonly app: Awaited<ReturnType<typeof buildServer>>,
+    private readonly dir: string,
+    private readonly port: number,
+    private readonly load: LoadProcess,
+  ) {}
+
+  static async start(): Promise<Setup> {
+    const config = RunConfigSchema.parse({
+      policies: { main: { tokenizer: "embedded" } },
+      environments: [{ name: "bench", roles: { solver: "main" } }],
+      sampling: { maxTokens: 64 },
+    });
+    const dir = mkdtempSync(join(tmpdir(), "aj-proxy-bench-"));
+    const app = await buildServer({ config, dbPath: join(dir, "run.db"), keySecret: "bench", reclaimTimer: false, engines: { main: createZeroLatencyEngine({ defaultIds: REPLY }) } });
+    app.post(BASELINE, { config: { auth: "public" } }, async () => CANNED);
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    return new Setup(app, dir, (app.server.address() as { port: number }).port, new LoadProcess());
   }
-  const body = JSON.stringify({
-    model: "main",
-    messages: [
-      { role: "system", content: "You are a helpful assistant." },
-      { role: "user", content: "What is six times seven? Answer briefly." },
-    ],
-  });
-  const warmup = Math.min(500, Math.floor(total / 5));
-  let gcMs = 0;
-  const gc = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gcMs += e.duration;
-  });
-  gc.observe({ entryTypes: ["gc"] });
-  const cpu0 = process.cpuUsage();
-  const elu0 = performance.eventLoopUtilization();
-  const result = await runClient({ port, keys, body, total, warmup, path });
-  const cpu = process.cpuUsage(cpu0);
-  const elu = performance.eventLoopUtilization(elu0);
-  const calls = total + warmup;
-  gc.disconnect();
-  await app.close();
-  rmSync(dir, { recursive: true, force: true });
-  const rps = total / result.seconds;
-  const mean = result.latencies.reduce((a, b) => a + b, 0) / result.latencies.length;
-  log(`${path} concurrency ${concurrency}: ${result.latencies.length} calls, ${fmt(rps)} req/s`);
-  return {
-    p50: quantile(result.latencies, 0.5),
-    p99: quantile(result.latencies, 0.99),
-    rps,
-    n: result.latencies.length,
-    mean,
-    cpuUs: (cpu.user + cpu.system) / calls,
-    loopUs: (elu.active * 1000) / calls,
-    gcUs: (gcMs * 1000) / calls,
-  };
+
+  /** Episode keys for `calls` calls by `concurrency` loops, EPISODE_CALLS calls per episode (a loop's last one may end early). */
+  private keys(concurrency: number, calls: number): { keys: string[]; episodes: string[] } {
+    const store = this.app.agentjet.store;
+    const keys: string[] = [];
+    const episodes: string[] = [];
+    for (let j = Math.ceil(calls / EPISODE_CALLS) + concurrency; j > 0; j--) {
+      const episodeId = `bench-${++this.episodes}`;
+      store.register({ episodeId, taskId: "t", env: "bench", agents: { solver: { kind: "policy", target: "main" } } });
+      const c = store.claim({ episodeId });
+      if (c.kind !== "claimed") throw new Error("claim failed");
+      keys.push(c.keys.solver!);
+      episodes.push(episodeId);
+    }
+    return { keys, episodes };
+  }
+
+  async measure(concurrency: number, total: number, path: string, log: (l: string) => void): Promise<Measured> {
+    const warmup = Math.min(1000, Math.floor(total / 5));
+    // the baseline route takes no key; its loops send one all the same, so both send the same bytes
+    const { keys, episodes } = path === PROXY ? this.keys(concurrency, total + warmup) : { keys: Array.from({ length: concurrency }, () => "sk-aj-baseline"), episodes: [] };
+    let gcMs = 0;
+    const gc = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) gcMs += e.duration;
+    });
+    gc.observe({ entryTypes: ["gc"] });
+    const cpu0 = process.cpuUsage();
+    const elu0 = performance.eventLoopUtilization();
+    const result = await this.load.run({ port: this.port, concurrency, keys, body: BODY, total, warmup, path, perKey: path === PROXY ? EPISODE_CALLS : Number.MAX_SAFE_INTEGER });
+    const cpu = process.cpuUsage(cpu0);
+    const elu = performance.eventLoopUtilization(elu0);
+    gc.disconnect();
+    const calls = total + warmup;
+    // a live server's episodes end; these leave memory the same way, out of the measured time
+    const store = this.app.agentjet.store;
+    for (const id of episodes) store.abort(id, { kind: "cancelled", message: "bench run over" });
+    const rps = total / result.seconds;
+    const mean = result.latencies.reduce((a, b) => a + b, 0) / result.latencies.length;
+    log(`${path} concurrency ${concurrency}: ${result.latencies.length} calls, ${fmt(rps)} req/s`);
+    return {
+      p50: quantile(result.latencies, 0.5),
+      p99: quantile(result.latencies, 0.99),
+      rps,
+      n: result.latencies.length,
+      mean,
+      cpuUs: (cpu.user + cpu.system) / calls,
+      loopUs: (elu.active * 1000) / calls,
+      gcUs: (gcMs * 1000) / calls,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.load.close();
+    await this.app.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
 }
 
 export const bench: Bench = {
   name: "proxy",
   async run({ quick, log }) {
-    // Profiling mode: only `route` at one concurrency, so a `node --cpu-prof` of this (the server's) process
-    // holds the request path and little else. BENCH_PROXY_PROFILE=<concurrency>[:<calls>][:baseline].
-    const profile = process.env.BENCH_PROXY_PROFILE;
-    if (profile) {
-      const [c, calls, route] = profile.split(":");
-      const path = route === "baseline" ? "/bench/baseline" : "/v1/chat/completions";
-      const m = await measure(Number(c), Number(calls || 20_000), path, log);
-      return [{ title: `Profile run: ${path} at concurrency ${c}`, columns: ["calls", "p50 ms", "req/s", "server CPU us/call", "event loop us/call", "GC us/call"], rows: [[m.n, fmt(m.p50), fmt(m.rps), fmt(m.cpuUs), fmt(m.loopUs), fmt(m.gcUs)]] }];
+    const setup = await Setup.start();
+    try {
+      return await runAll(setup, quick, log);
+    } finally {
+      await setup.close();
     }
-    const total = quick ? 2000 : 5000; // fewer than 2,000 calls measure mostly scheduler noise on a shared machine
-    const loadAtStart = loadavg()[0]!;
-    const rows: Array<Array<string | number>> = [];
-    const notes: string[] = [];
-    const ratios: string[] = [];
-    // JIT warm-up for both routes first, unmeasured: on a loaded 2-core machine V8's compiler threads were
-    // still busy with the proxy's code well past each run's own 500-call warm-up (perf: half of a 20,000-call
-    // run), so whichever ran first paid for compiling what the next runs share (fastify, zod, our modules).
-    for (const path of ["/bench/baseline", "/v1/chat/completions"]) await measure(64, total * 2, path, log);
-    // Pairs of side-by-side runs in alternating order; the table shows the pair with the median ratio (one
-    // pair's ratio moved between 0.55x and 0.82x from run to run with the machine's other load).
-    const pairs = quick ? 1 : 3;
-    for (const c of [1, 64, 256]) {
-      const measured: Array<{ base: Measured; r: Measured }> = [];
-      for (let i = 0; i < pairs; i++) {
-        const first = await measure(c, total, i % 2 === 0 ? "/bench/baseline" : "/v1/chat/completions", log);
-        const second = await measure(c, total, i % 2 === 0 ? "/v1/chat/completions" : "/bench/baseline", log);
-        measured.push(i % 2 === 0 ? { base: first, r: second } : { base: second, r: first });
-      }
-      measured.sort((a, b) => a.r.rps / a.base.rps - b.r.rps / b.base.rps);
-      const { base, r } = measured[Math.floor(measured.length / 2)]!;
-      const added50 = r.p50 - base.p50;
-      const added99 = r.p99 - base.p99;
-      rows.push([c, "baseline (fastify route, canned JSON)", r.n, fmt(base.p50), fmt(base.p99), fmt(base.mean), fmt(base.rps), "", "", fmt(base.cpuUs), fmt(base.loopUs), fmt(base.gcUs)]);
-      rows.push([c, "chat completion via the proxy", r.n, fmt(r.p50), fmt(r.p99), fmt(r.mean), fmt(r.rps), fmt(added50), fmt(added99), fmt(r.cpuUs), fmt(r.loopUs), fmt(r.gcUs)]);
-      const verdict = (x: number, target: number) => `${fmt(x)} ms (target < ${target} ms: ${x < target ? "met" : "NOT met"})`;
-      const addedService = 1000 / r.rps - 1000 / base.rps;
-      const all = measured.map((m) => `${fmt(m.r.rps / m.base.rps)}x`).join(", ");
-      ratios.push(
-        `concurrency ${c}: ${fmt(r.rps / base.rps)}x the bare route's throughput (median of ${pairs} pair${pairs > 1 ? "s" : ""}: ${all}; target >= 0.8: ${r.rps / base.rps >= 0.8 ? "met" : "NOT met"}); server CPU per call ${fmt(r.cpuUs / base.cpuUs)}x the bare route's`,
-      );
-      notes.push(
-        `concurrency ${c}: added p50 ${verdict(added50, 1)}, added p99 ${verdict(added99, 5)}; proxy round trip p50 ${fmt(r.p50)} ms; added service time per call (1000/req/s, proxy minus baseline) ${fmt(addedService)} ms`,
-      );
-    }
-    notes.push(...ratios);
-    notes.push("Added latency = the proxy's round trip minus a bare fastify route's on the same server, socket and client (auth, validation, templating, tokenizing, recording, the completion JSON). At concurrency 64 both are mostly queueing on one event loop. LiteLLM's documented median added latency is 3.25 ms.");
-    notes.push(`Both routes were first warmed up unmeasured (${total * 2} calls each at concurrency 64), so that JIT compilation is not counted as either route's cost.`);
-    notes.push(
-      "Server CPU: the server process's CPU time (event loop, the tracker's writer thread, GC helpers) per call, warm-up included; event loop: its busy time per call; GC: collection pauses on the event loop per call. On a loaded machine CPU time per call is the steadier figure: wall-clock throughput moves with what else runs.",
-    );
-    notes.push(`Load average: ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${cpus().length} CPUs (shared with other work while this ran).`);
-    return [{ title: "Proxy overhead per chat completion (zero-latency engine, loopback, keep-alive)", columns: ["concurrency", "route", "calls", "p50 ms", "p99 ms", "mean ms", "req/s", "added p50 ms", "added p99 ms", "server CPU us/call", "event loop us/call", "GC us/call"], rows, notes }];
   },
 };
+
+async function runAll(setup: Setup, quick: boolean, log: (l: string) => void): Promise<BenchTable[]> {
+  // Profiling mode: only `route` at one concurrency (after the warm-up), so a `node --cpu-prof` of this (the
+  // server's) process holds the request path and little else. BENCH_PROXY_PROFILE=<concurrency>[:<calls>][:baseline].
+  const profile = process.env.BENCH_PROXY_PROFILE;
+  const warmCalls = quick ? 5_000 : 20_000;
+  // JIT warm-up for both routes and the load process first, unmeasured: a server that has been up a while
+  // has compiled its request path (fastify, zod, our modules), and so has a client that has been running.
+  for (const path of [BASELINE, PROXY]) await setup.measure(64, warmCalls, path, log);
+  if (profile) {
+    const [c, calls, route] = profile.split(":");
+    const path = route === "baseline" ? BASELINE : PROXY;
+    const m = await setup.measure(Number(c), Number(calls || 40_000), path, log);
+    return [{ title: `Profile run: ${path} at concurrency ${c}`, columns: ["calls", "p50 ms", "req/s", "server CPU us/call", "event loop us/call", "GC us/call"], rows: [[m.n, fmt(m.p50), fmt(m.rps), fmt(m.cpuUs), fmt(m.loopUs), fmt(m.gcUs)]] }];
+  }
+  const loadAtStart = loadavg()[0]!;
+  const rows: Array<Array<string | number>> = [];
+  const notes: string[] = [];
+  const ratios: string[] = [];
+  // Pairs of side-by-side runs in alternating order; the table shows the pair with the median ratio.
+  const pairs = quick ? 1 : 3;
+  for (const c of [1, 64, 256]) {
+    // about a second or more of calls a run at each concurrency (concurrency 1 runs at a fifth the rate)
+    const total = (quick ? 0.25 : 1) * (c === 1 ? 5_000 : 20_000);
+    const measured: Array<{ base: Measured; r: Measured }> = [];
+    for (let i = 0; i < pairs; i++) {
+      const first = await setup.measure(c, total, i % 2 === 0 ? BASELINE : PROXY, log);
+      const second = await setup.measure(c, total, i % 2 === 0 ? PROXY : BASELINE, log);
+      measured.push(i % 2 === 0 ? { base: first, r: second } : { base: second, r: first });
+    }
+    measured.sort((a, b) => a.r.rps / a.base.rps - b.r.rps / b.base.rps);
+    const { base, r } = measured[Math.floor(measured.length / 2)]!;
+    const added50 = r.p50 - base.p50;
+    const added99 = r.p99 - base.p99;
+    rows.push([c, "baseline (fastify route, canned JSON)", base.n, fmt(base.p50), fmt(base.p99), fmt(base.mean), fmt(base.rps), "", "", fmt(base.cpuUs), fmt(base.loopUs), fmt(base.gcUs)]);
+    rows.push([c, "chat completion via the proxy", r.n, fmt(r.p50), fmt(r.p99), fmt(r.mean), fmt(r.rps), fmt(added50), fmt(added99), fmt(r.cpuUs), fmt(r.loopUs), fmt(r.gcUs)]);
+    const verdict = (x: number, target: number) => `${fmt(x)} ms (target < ${target} ms: ${x < target ? "met" : "NOT met"})`;
+    const addedService = 1000 / r.rps - 1000 / base.rps;
+    const all = measured.map((m) => `${fmt(m.r.rps / m.base.rps)}x`).join(", ");
+    ratios.push(
+      `concurrency ${c}: ${fmt(r.rps / base.rps)}x the bare route's throughput (median of ${pairs} pair${pairs > 1 ? "s" : ""}: ${all}; target >= 0.8: ${r.rps / base.rps >= 0.8 ? "met" : "NOT met"}); server CPU per call ${fmt(r.cpuUs / base.cpuUs)}x the bare route's, event loop per call ${fmt(r.loopUs / base.loopUs)}x`,
+    );
+    notes.push(
+      `concurrency ${c}: added p50 ${verdict(added50, 1)}, added p99 ${verdict(added99, 5)}; proxy round trip p50 ${fmt(r.p50)} ms; added service time per call (1000/req/s, proxy minus baseline) ${fmt(addedService)} ms`,
+    );
+  }
+  notes.push(...ratios);
+  notes.push("Added latency = the proxy's round trip minus a bare fastify route's on the same server, socket and client (auth, validation, templating, tokenizing, recording, the completion JSON). At concurrency 64 both are mostly queueing on one event loop. LiteLLM's documented median added latency is 3.25 ms.");
+  notes.push(
+    `Steady state: one server and one load process for the whole bench, both routes first warmed up unmeasured (${warmCalls} calls each at concurrency 64), then each run's own warm-up (a fifth of its calls, at most 1,000). The proxy's loops play episodes of ${EPISODE_CALLS} calls each, a fresh key per episode, closed after the run.`,
+  );
+  notes.push(
+    "Server CPU: the server process's CPU time (event loop, the tracker's writer thread, GC helpers) per call, each run's warm-up included; event loop: its busy time per call; GC: collection pauses on the event loop per call. When the event loop is the bottleneck, throughput follows its time per call.",
+  );
+  notes.push(`Load average: ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${cpus().length} CPUs (shared with other work while this ran).`);
+  return [{ title: "Proxy overhead per chat completion (zero-latency engine, loopback, keep-alive, steady state)", columns: ["concurrency", "route", "calls", "p50 ms", "p99 ms", "mean ms", "req/s", "added p50 ms", "added p99 ms", "server CPU us/call", "event loop us/call", "GC us/call"], rows, notes }];
+}
