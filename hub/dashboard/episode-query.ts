@@ -91,15 +91,20 @@ export function listEpisodes(db: RunDb, filter: EpisodeFilter, page: { cursor?: 
 }
 
 /**
- * The latest aborted episodes, newest first, with the sandbox's stderr tail split out of the message.
- * The newest are picked on the index `episodes_by_state` alone, then only those rows are read.
+ * The latest failed episodes, newest first, with the sandbox's stderr tail split out of the message:
+ * aborted ones, except those the scheduler cancelled before they ran (claims paused, the run ending),
+ * which failed at nothing (the run's end filled the panel with them, hiding the real failures). The
+ * newest are picked on the index `episodes_by_state`, then only those rows are read.
  */
 export function latestFailures(db: RunDb, limit: number): Array<EpisodeSummary & { stderrTail: string | null }> {
   const rows = db
     .prepare(
       `SELECT e.*, NULL AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
        FROM episodes e
-       WHERE e.rowid IN (SELECT rowid FROM episodes WHERE state = 'aborted' ORDER BY created_at DESC LIMIT ?)
+       WHERE e.rowid IN (
+         SELECT rowid FROM episodes
+         WHERE state = 'aborted' AND COALESCE(json_extract(abort_reason, '$.kind'), '') <> 'cancelled'
+         ORDER BY created_at DESC LIMIT ?)
        ORDER BY e.created_at DESC, e.episode_id DESC`,
     )
     .all(limit) as Row[];
