@@ -56,7 +56,7 @@ export async function engineRoutes(app: FastifyInstance, service: EngineControl)
   app.post("/v1/engine/agree-sync", { config: { auth: "client" } }, async (request) => {
     const body = parseBody(AgreeSyncBodySchema, request.body ?? {});
     const clientId = body.clientId ?? callerIdentity(request);
-    if (!service.agreeSync(clientId)) throw new HttpError(409, "AJ_ERR_ENGINE_STATE", `the engine is ${service.state()}`);
+    if (!service.agreeSync(clientId)) throw new HttpError(409, "AJ_ERR_ENGINE_STATE", `the engine is ${service.state()}`, { state: service.state() });
     return { agreed: clientId };
   });
 }

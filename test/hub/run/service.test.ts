@@ -62,6 +62,10 @@ describe("TrainingService (agentjet serve)", () => {
     expect(started.status).toBe(200);
     expect(started.json).toMatchObject({ state: "rolling", versions: { main: 0 }, starts: 1 });
     expect((await call(`${url}/v1/models`, "GET")).status).toBe(200);
+    // refused while it runs, with the state as a field (not only in the message)
+    const again = await call(`${url}/v1/engine/start`, "POST", {}, admin);
+    expect([again.status, again.json.error.code, again.json.error.state]).toEqual([409, "AJ_ERR_ENGINE_STATE", "rolling"]);
+    expect((await call(`${url}/v1/engine/config`, "POST", { config }, admin)).json.error).toMatchObject({ code: "AJ_ERR_ENGINE_STATE", state: "rolling" });
 
     // Two tasks, two episodes each (groupSize 2), unequal rewards: one `tasks` batch. Grouped by caller.
     for (const [task, rewards] of [["7+1", [0, 1]], ["2+2", [1, 0]]] as const) {
