@@ -13,6 +13,7 @@ export const E2E = [
   "test/bench/gpu-smoke.test.ts",
   "test/environments/appworld/docker.test.ts",
   "test/hub/cli.test.ts",
+  "test/hub/cli-main.test.ts",
   "test/hub/conformance.test.ts",
   "test/hub/contributor-path.test.ts",
   "test/hub/dashboard/live-episode-list.test.ts",

@@ -20,6 +20,17 @@ export interface Command {
  */
 export { EXIT, exitCodeFor } from "../../errors/index.ts";
 
+/**
+ * A flag's integer value, at least `min` (and at most `max`), or the usage message that says why not.
+ * Digits only, with an optional '-': `Number()` would take '' (an unset shell variable) as 0, and ' 7',
+ * '0x10' or '1e3'.
+ */
+export function parseIntFlag(flag: string, value: string, min: number, max?: number): { ok: true; value: number } | { ok: false; message: string } {
+  const n = /^-?\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (Number.isSafeInteger(n) && n >= min && (max === undefined || n <= max)) return { ok: true, value: n };
+  return { ok: false, message: `--${flag} must be an integer ${max === undefined ? `of at least ${min}` : `${min}-${max}`}, got '${value}'` };
+}
+
 /** A command's flags: node:util `parseArgs` options. */
 type FlagOptions = NonNullable<ParseArgsConfig["options"]>;
 

@@ -31,14 +31,31 @@ async function usage(): Promise<string> {
     "Commands:",
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
-    "Run `agentjet <command> --help` for a command's options.",
+    "Run `agentjet <command> --help` (or `agentjet help <command>`) for a command's options;",
+    "`agentjet --version` prints the version.",
   ].join("\n");
 }
 
 const [name, ...rest] = process.argv.slice(2);
-if (!name || name === "--help" || name === "-h" || name === "help") {
+if (!name) {
+  // a usage error: the usage goes where errors go
+  console.error(await usage());
+  process.exit(EXIT.usage);
+}
+if (name === "--help" || name === "-h" || (name === "help" && rest.length === 0)) {
   console.log(await usage());
-  process.exit(name ? EXIT.ok : EXIT.usage);
+  process.exit(EXIT.ok);
+}
+if (name === "help") {
+  // `agentjet help <command> [subcommand]` is `agentjet <command> [subcommand] --help`
+  const [topic, ...sub] = rest;
+  const command = await loadCommand(topic!);
+  if (!command) {
+    console.error(`agentjet: unknown command '${topic}'\n\n${await usage()}`);
+    process.exit(EXIT.usage);
+  }
+  console.log(command.helpFor?.(sub) ?? command.help);
+  process.exit(EXIT.ok);
 }
 if (name === "--version" || name === "-v") {
   const pkg = (await import(pathToFileURL(join(import.meta.dirname, "..", "..", "package.json")).href, { with: { type: "json" } })) as { default: { version: string } };

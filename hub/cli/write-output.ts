@@ -9,10 +9,10 @@ export class OutputUnwritableError extends AgentJetError {
   }
 }
 
-/** Writes a command's output file, or throws `OutputUnwritableError` (a coded error, never a stack trace). */
-export function writeOutputFile(path: string, text: string): void {
+/** Writes a command's output file (`--out`, a tarball, a registry file), or throws `OutputUnwritableError` (a coded error, never a stack trace). */
+export function writeOutputFile(path: string, content: string | Uint8Array): void {
   try {
-    writeFileSync(path, text);
+    writeFileSync(path, content);
   } catch (err) {
     throw new OutputUnwritableError(path, err);
   }

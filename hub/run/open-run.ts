@@ -16,7 +16,7 @@ import type { RunEvent } from "../train/events.ts";
 import { type PreparedEnvironment, prepareEnvironments } from "../train/prepare-environments.ts";
 import { writeOrStop } from "../train/storage.ts";
 import { lockRunDir, type RunDirLock } from "./run-dir-lock.ts";
-import { runStartStage } from "../train/warm-start.ts";
+import { runStartStage, startWeights } from "../train/warm-start.ts";
 import type { ProgressSink } from "../train/progress.ts";
 import { assembleRun } from "./assemble-run.ts";
 import { RunLoop, type RunLoopOptions, type RunResult } from "./run-loop.ts";
@@ -80,6 +80,8 @@ export async function openRun(
   const runDir = resolve(o.runDir);
   // `--resume` of a directory that is not there creates nothing
   if (o.resume && !existsSync(runDir)) throw new NoCheckpointError(runDir, "the directory does not exist");
+  // weights to start from that are not there stop a fresh run before it writes anything
+  if (!o.resume) startWeights(o.config, o.projectDir);
   writeOrStop(runDir, "create the run directory", () => mkdirSync(runDir, { recursive: true }));
   // held before the run directory is read: who else runs in it is the first thing to know
   const lock = lockRunDir(runDir);

@@ -41,12 +41,9 @@ export interface StartStageOptions {
 export async function runStartStage(o: StartStageOptions): Promise<void> {
   const { config } = o;
   const ws = config.warmStart;
-  const init = ws?.source === "checkpoint" ? (ws.path ?? config.run.init) : config.run.init;
-  // Without a path the stage would start from nothing said: a checkpoint source trained from random weights, a jsonl one read the project folder.
-  if (ws?.source === "checkpoint" && init === undefined) throw new WarmStartError("warmStart.source is 'checkpoint' but names no weights: set warmStart.path (a run directory or a checkpoint folder), or run.init (--from)");
+  const from = startWeights(config, o.projectDir);
   if (ws?.source === "jsonl" && ws.steps > 0 && ws.path === undefined) throw new WarmStartError("warmStart.source is 'jsonl' but names no file: set warmStart.path");
-  if (init !== undefined) {
-    const from = resolve(o.projectDir, init);
+  if (from !== undefined) {
     for (const [name, p] of o.policies) {
       const engine = initEngine(p.engine, name, "run.init");
       await engine.initFrom(weightsDir(from, name));
@@ -97,6 +94,25 @@ async function solverDemos(o: StartStageOptions, ws: WarmStartConfig): Promise<D
   });
   o.log("info", `warm-start: ${demos.length} demonstrations from the reference solvers on '${ws.split}' (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
   return demos;
+}
+
+/**
+ * The folder a fresh run's policies start from (`run.init`, or a checkpoint warm-start's `path`);
+ * undefined when they start from random weights. Throws when it, or a policy's weights in it, is not
+ * there. `openRun` asks before the run writes anything, so that a mistyped `--from` leaves no run
+ * directory behind that would have to be removed.
+ */
+export function startWeights(config: RunConfig, projectDir: string): string | undefined {
+  const ws = config.warmStart;
+  const fromPath = ws?.source === "checkpoint" && ws.path !== undefined;
+  const init = fromPath ? ws.path : config.run.init;
+  // Without a path the stage would start from nothing said: a checkpoint source trained from random weights.
+  if (ws?.source === "checkpoint" && init === undefined) throw new WarmStartError("warmStart.source is 'checkpoint' but names no weights: set warmStart.path (a run directory or a checkpoint folder), or run.init (--from)");
+  if (init === undefined) return undefined;
+  const from = resolve(projectDir, init);
+  if (!existsSync(from)) throw new WarmStartError(`${fromPath ? "warmStart.path" : "run.init (--from)"} '${from}' does not exist: give a run directory, a checkpoint folder or a policy folder`);
+  for (const name of Object.keys(config.policies)) weightsDir(from, name);
+  return from;
 }
 
 function initEngine(engine: Engine, policy: string, what: string): InitEngine {

@@ -6,6 +6,7 @@ export {
   EmbeddedModelSchema,
   OptimizerSchema,
   RunConfigSchema,
+  WarmStartSchema,
   type EnvironmentEntry,
   type RunConfig,
   type WarmStartConfig,

@@ -56,7 +56,11 @@ export function parseRunConfig(text: string, source = "run config"): LoadRunConf
       }),
     };
   }
-  const input: unknown = doc.toJS() ?? {};
+  const input: unknown = doc.toJS();
+  // An empty file (or comments only) would otherwise be named by the two fields it lacks.
+  if (input === null || input === undefined) {
+    return { kind: "invalid", source, issues: [{ path: "", message: "the file holds no config (it is empty or only comments)", hint: "a run config sets at least policies and environments; every field: agentjet config docs" }] };
+  }
   const checked = checkConfig(input);
   if (checked.config !== undefined) return { kind: "ok", config: checked.config };
   return { kind: "invalid", source, issues: checked.issues.map(({ issue, path, atKey }) => locate(doc, lines, issue, path, atKey)) };

@@ -4,10 +4,10 @@ import { createFailureLog } from "../../swarm/failure-log.ts";
 import { judgesWithoutEndpoint } from "../../../sdk/rewards/index.ts";
 import { reloadLocalPlugins } from "../../swarm/reload-local-plugins.ts";
 import { createWorkflowLoader } from "../../swarm/workflow-loader.ts";
-import { EXIT, exitCodeFor, flagCommand } from "../command.ts";
+import { EXIT, exitCodeFor, flagCommand, parseIntFlag } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
-const HELP = `agentjet client --server URL [options]
+const HELP = `Usage: agentjet client --server URL [options]
 
 A swarm client (CPU only): connects to the server over WebSocket, announces its environments, runs the
 episodes the scheduler assigns in their sandboxes, and reports rewards. Reconnects with backoff when the
@@ -39,6 +39,10 @@ Options:
                       batching strategies train when clients agree (default 0: never)
   --client-id ID      Kept across restarts so the scheduler re-attaches running episodes (default: random)
   --project DIR       Project whose agentjet.lock and store hold installed environments (default: .)
+  --help              Show this help
+
+Exit codes: 130 stopped (Ctrl-C, SIGTERM), 1 the server refused this client (the reason is printed),
+2 usage, 3 an environment is not found.
 
 Examples:
   agentjet client --server http://127.0.0.1:8700 --envs aime,werewolves --concurrency 8
@@ -60,25 +64,29 @@ const FLAGS = {
 
 export const command = flagCommand(FLAGS, {
   name: "client",
-  summary: "run a swarm client: episodes in sandboxes, rewards to the server",
+  summary: "Run a swarm client: episodes in sandboxes, rewards to the server",
   help: HELP,
   async run(args) {
+    const usage = (message: string): number => {
+      process.stderr.write(`agentjet client: ${message}\n\n${HELP}\n`);
+      return EXIT.usage;
+    };
     const server = args.server ?? process.env.AGENTJET_SERVER;
-    const concurrency = Number(args.concurrency ?? 8);
-    if (!server || !Number.isInteger(concurrency) || concurrency < 1) {
-      process.stderr.write(`agentjet client: --server is required and --concurrency must be a positive integer\n\n${HELP}\n`);
-      return EXIT.usage;
+    if (!server) return usage("--server is required (or AGENTJET_SERVER): the URL of agentjet serve or train, e.g. http://127.0.0.1:8700");
+    if (!URL.canParse(server) || !/^(http|https|ws|wss):$/.test(new URL(server).protocol)) {
+      return usage(`--server must be an http(s) or ws(s) URL such as http://127.0.0.1:8700, got '${server}'`);
     }
-    const perInstance = Number(args["episodes-per-instance"] ?? 1);
-    if (!Number.isInteger(perInstance) || perInstance < 1) {
-      process.stderr.write(`agentjet client: --episodes-per-instance must be a positive integer\n\n${HELP}\n`);
-      return EXIT.usage;
-    }
-    const agreeEvery = Number(args["agree-sync-every"] ?? 0);
-    if (!Number.isInteger(agreeEvery) || agreeEvery < 0) {
-      process.stderr.write(`agentjet client: --agree-sync-every must be a non-negative integer\n\n${HELP}\n`);
-      return EXIT.usage;
-    }
+    const int = (flag: "concurrency" | "episodes-per-instance" | "agree-sync-every", fallback: number, min: number) => {
+      const value = args[flag];
+      return value === undefined ? { ok: true as const, value: fallback } : parseIntFlag(flag, value, min);
+    };
+    const concurrencyFlag = int("concurrency", 8, 1);
+    const perInstanceFlag = int("episodes-per-instance", 1, 1);
+    const agreeEveryFlag = int("agree-sync-every", 0, 0);
+    if (!concurrencyFlag.ok) return usage(concurrencyFlag.message);
+    if (!perInstanceFlag.ok) return usage(perInstanceFlag.message);
+    if (!agreeEveryFlag.ok) return usage(agreeEveryFlag.message);
+    const [concurrency, perInstance, agreeEvery] = [concurrencyFlag.value, perInstanceFlag.value, agreeEveryFlag.value];
     const names = (args.envs ?? "").split(",").map((s) => s.trim()).filter(Boolean);
     const { sources, missing } = resolveClientEnvs(names, {
       envPaths: args["env-path"] ?? [],
@@ -87,7 +95,7 @@ export const command = flagCommand(FLAGS, {
       episodesPerInstance: perInstance,
     });
     if (missing.length > 0 || sources.length === 0) {
-      process.stderr.write(`agentjet client: ${missing.length ? `not found: ${missing.join(", ")} (install with \`agentjet env add\` or pass --env-path)` : "no environments to offer"}\n`);
+      process.stderr.write(`agentjet client: ${missing.length ? `not found: ${missing.join(", ")}` : "no environments to offer: none is installed in this project"} (install with \`agentjet env add\` or pass --env-path)\n`);
       return EXIT.notFound;
     }
     // A judge without an endpoint would fail every episode of its environment, retried until the run gives up.

@@ -38,8 +38,11 @@ Exit codes: 0 ok, 1 the --out file cannot be written, 2 usage.`,
       return fail(`${(err as Error).message}\n\n${this.help}`);
     }
     const { values, positionals } = parsed;
-    const what = positionals[0];
-    if (what !== "schema" && what !== "docs" && what !== "errors") return fail(`expected 'schema', 'docs' or 'errors'\n\n${this.help}`);
+    const [what, ...extra] = positionals;
+    if (what !== "schema" && what !== "docs" && what !== "errors") {
+      return fail(`expected 'schema', 'docs' or 'errors'${what === undefined ? "" : `, got '${what}'`}\n\n${this.help}`);
+    }
+    if (extra.length > 0) return fail(`config ${what} takes no arguments, got ${extra.map((p) => `'${p}'`).join(", ")}\n\n${this.help}`);
     const text =
       what === "schema" ? `${JSON.stringify(runConfigJsonSchema(), null, 2)}\n` : what === "docs" ? renderConfigDocs(runConfigJsonSchema()) : renderErrorDocs();
     if (values.out) {

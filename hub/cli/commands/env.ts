@@ -2,7 +2,7 @@ import { type Command, EXIT } from "../command.ts";
 import { ADD_HELP, INSTALL_HELP, runAdd, runInstall } from "../env/add.ts";
 import { DOCS_HELP, runDocs } from "../env/docs.ts";
 import { INIT_HELP, runInit } from "../env/init.ts";
-import { createIo, type EnvIo, reportError } from "../env/io.ts";
+import { createIo, type EnvIo, reportError, UsageError } from "../env/io.ts";
 import { INFO_HELP, LIST_HELP, runInfo, runList } from "../env/list.ts";
 import { PACK_HELP, runPack } from "../env/pack.ts";
 import { REMOVE_HELP, runRemove, runUpdate, UPDATE_HELP } from "../env/remove.ts";
@@ -27,6 +27,9 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   docs: { summary: "print the manifest or protocol reference (Markdown)", help: DOCS_HELP, run: runDocs },
 };
 
+/** The subcommand of this name; own keys only (`env constructor` is no subcommand). */
+const subcommand = (name: string | undefined): Subcommand | undefined => (name !== undefined && Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined);
+
 const HELP = [
   "agentjet env <subcommand> [options]",
   "",
@@ -45,15 +48,16 @@ const HELP = [
 
 export const command: Command = {
   name: "env",
-  summary: "manage environment plugins (add, install, list, info, remove, update, init, test, pack, docs)",
+  summary: "Manage environment plugins (add, install, list, info, remove, update, init, test, pack, docs)",
   help: HELP,
-  helpFor: (argv) => SUBCOMMANDS[argv[0] ?? ""]?.help ?? HELP,
+  helpFor: (argv) => subcommand(argv[0])?.help ?? HELP,
   async run(argv) {
     const [name, ...rest] = argv;
-    const sub = name ? SUBCOMMANDS[name] : undefined;
+    const sub = subcommand(name);
     if (!sub) {
-      process.stderr.write(`${name ? `agentjet env: unknown subcommand '${name}'\n\n` : ""}${HELP}\n`);
-      return EXIT.usage;
+      const exit = reportError(createIo(argv.includes("--json")), new UsageError(name && !name.startsWith("-") ? `unknown subcommand '${name}'` : "missing subcommand (agentjet env <subcommand> [options])"));
+      process.stderr.write(`\n${HELP}\n`);
+      return exit;
     }
     if (rest.includes("--help") || rest.includes("-h")) {
       process.stdout.write(`${sub.help}\n`);

@@ -33,8 +33,9 @@ Exit codes: 0 written, 2 usage, 3 not a run directory. With --json an error prin
       return fail("AJ_ERR_USAGE", `${(err as Error).message}\n\n${this.help}`);
     }
     const { values, positionals } = parsed;
-    const dir = positionals[0];
+    const [dir, ...extra] = positionals;
     if (!dir) return fail("AJ_ERR_USAGE", `missing <run-dir>\n\n${this.help}`);
+    if (extra.length > 0) return fail("AJ_ERR_USAGE", `one <run-dir> at a time, got ${positionals.map((p) => `'${p}'`).join(", ")}\n\n${this.help}`);
     if (!existsSync(join(dir, "metrics.jsonl"))) {
       return fail("AJ_ERR_REPORT_NOT_A_RUN_DIR", `${join(dir, "metrics.jsonl")} not found: is ${dir} a run directory?`);
     }

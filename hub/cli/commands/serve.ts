@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { AuthConfigError, describeTokens } from "../../../server/app/index.ts";
 import { formatConfigIssues, loadRunConfig } from "../../../server/config/index.ts";
 import { TrainingService } from "../../run/service.ts";
-import { EXIT, exitCodeFor, flagCommand } from "../command.ts";
+import { EXIT, exitCodeFor, flagCommand, parseIntFlag } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `Usage: agentjet serve [--config <run.yaml>] [--host <addr>] [--port <n>] [--run-dir <dir>]
@@ -61,6 +61,9 @@ Environment:
                         (otherwise a random one: keys then die with the process).
   OPENAI_API_KEY        API key of frozen models that set no apiKey.
 
+Exit codes: 130 stopped (Ctrl-C, SIGTERM), 1 failed (the engine did not start, the port is in use),
+2 usage, invalid config or tokens, 3 the config file cannot be read.
+
 Examples:
   agentjet serve --config run.yaml
   agentjet serve --port 8700 --run-dir runs/exp1          # then configure and start it over HTTP
@@ -81,9 +84,9 @@ export const command = flagCommand(FLAGS, {
   summary: "Start the training server (OpenAI-compatible API, /swarm, scheduler, trainer); with no config it waits for one",
   help: HELP,
   async run(values) {
-    const port = values.port === undefined ? undefined : Number(values.port);
-    if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
-      console.error(`agentjet serve: --port must be an integer 0-65535, got '${values.port}'`);
+    const port = values.port === undefined ? undefined : parseIntFlag("port", values.port, 0, 65535);
+    if (port?.ok === false) {
+      console.error(`agentjet serve: ${port.message}`);
       return EXIT.usage;
     }
     const levels = ["fatal", "error", "warn", "info", "debug", "trace"];
@@ -95,7 +98,7 @@ export const command = flagCommand(FLAGS, {
     if (values.config !== undefined) {
       const loaded = await loadRunConfig(values.config);
       if (loaded.kind !== "ok") {
-        console.error(`agentjet serve: invalid run config\n${formatConfigIssues(loaded)}`);
+        console.error(`agentjet serve: ${loaded.kind === "invalid" ? "invalid run config" : "cannot read the run config"}\n${formatConfigIssues(loaded)}`);
         return exitCodeFor(loaded.kind === "unreadable" ? "AJ_ERR_CONFIG_UNREADABLE" : "AJ_ERR_INVALID_CONFIG");
       }
       config = loaded.config;
@@ -104,7 +107,7 @@ export const command = flagCommand(FLAGS, {
     try {
       service = await TrainingService.listen({
         host: values.host ?? config?.server.host ?? "127.0.0.1",
-        port: port ?? config?.server.port ?? 8700,
+        port: port?.value ?? config?.server.port ?? 8700,
         projectDir: resolve(values.project ?? "."),
         ...(values["run-dir"] !== undefined ? { runDir: values["run-dir"] } : {}),
         ...(values["public-url"] !== undefined ? { publicUrl: values["public-url"] } : {}),

@@ -8,7 +8,7 @@ import { expandSweep, formatValue } from "../../sweep/expand.ts";
 import { runSweep, type SweepResult } from "../../sweep/run-sweep.ts";
 import { loadSweepFile } from "../../sweep/sweep-file.ts";
 import { buildSweepReport } from "../../sweep/sweep-report.ts";
-import { type Command, EXIT, exitCodeFor } from "../command.ts";
+import { type Command, EXIT, exitCodeFor, parseIntFlag } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
 const HELP = `Usage: agentjet sweep <sweep.yaml> [options]
@@ -160,10 +160,9 @@ async function main(out: Output, values: Values, positionals: string[]): Promise
     if (positionals.length !== 2) throw new SweepError("AJ_ERR_SWEEP_USAGE", "give the campaign directory: agentjet sweep report <campaign-dir>");
     return report(positionals[1]!, values.json);
   }
-  const parallel = values.parallel === undefined ? undefined : Number(values.parallel);
-  if (parallel !== undefined && !(Number.isInteger(parallel) && parallel >= 1 && parallel <= 256)) {
-    throw new SweepError("AJ_ERR_SWEEP_USAGE", `--parallel must be an integer 1-256, got '${values.parallel}'`);
-  }
+  const parallelFlag = values.parallel === undefined ? undefined : parseIntFlag("parallel", values.parallel, 1, 256);
+  if (parallelFlag?.ok === false) throw new SweepError("AJ_ERR_SWEEP_USAGE", parallelFlag.message);
+  const parallel = parallelFlag?.value;
   const projectDir = process.cwd();
   if (values.resume !== undefined) {
     if (positionals.length > 0 || values["campaign-dir"] !== undefined || values["dry-run"]) {

@@ -2,11 +2,11 @@ import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { AgentJetError } from "../../../errors/index.ts";
-import { formatConfigIssues, loadRunConfig, type RunConfig, RunConfigSchema } from "../../../server/config/index.ts";
+import { formatConfigIssues, loadRunConfig, type RunConfig, RunConfigSchema, WarmStartSchema } from "../../../server/config/index.ts";
 import { TrainError, UnknownExampleError } from "../../train/errors.ts";
 import { createProgress, type ProgressMode } from "../../train/progress.ts";
 import { runTraining } from "../../train/run-training.ts";
-import { type Command, EXIT, exitCodeFor } from "../command.ts";
+import { type Command, EXIT, exitCodeFor, parseIntFlag } from "../command.ts";
 import { onInterrupt } from "../interrupt.ts";
 
 const EXAMPLES_DIR = join(import.meta.dirname, "..", "..", "..", "examples");
@@ -44,7 +44,9 @@ Options:
   --steps <n>        Override run.steps (with --resume: train on to n steps).
   --from <dir>       Start every policy from this checkpoint's weights (run.init): a run directory (its
                      newest checkpoint), a checkpoint folder or a policy folder. Version 0, fresh optimizer.
-  --warm-start <n>   Override warmStart.steps (supervised steps before RL); 0 skips the warm-start.
+  --warm-start <n>   Override warmStart.steps (supervised steps before RL); 0 skips the warm-start. A
+                     config without warmStart gets its defaults (agentjet config docs): the reference
+                     solver's answers on the train split.
   --deterministic    Deterministic mode (run.deterministic): the same config and seed train the same
                      episodes in the same batches and end with the same weights (bit for bit on the
                      embedded engine). One batch at a time; slower. Not with any-client/all-clients.
@@ -67,9 +69,12 @@ Examples:
   agentjet train --example quickstart --deterministic --run-dir runs/det-1
   agentjet config docs        # every run config field`;
 
-/** An error's message on stderr and, with --json, `{ ok: false, error }` on stdout; gives the code's exit code. */
-function fail(json: boolean, code: string, message: string): number {
-  console.error(`agentjet train: ${message}`);
+/**
+ * An error's message on stderr (`withCode`: followed by its code) and, with --json, `{ ok: false, error }`
+ * on stdout; gives the code's exit code.
+ */
+function fail(json: boolean, code: string, message: string, withCode = false): number {
+  console.error(`agentjet train: ${message}${withCode ? ` (${code})` : ""}`);
   if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message: message.split("\n\n")[0] } })}\n`);
   return exitCodeFor(code);
 }
@@ -114,12 +119,10 @@ async function parse(argv: string[]): Promise<Parsed | number> {
   }
   const int = (flag: string, v: string | undefined, min: number, max: number): number | undefined | null => {
     if (v === undefined) return undefined;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      fail(json, "AJ_ERR_USAGE", `--${flag} must be an integer ${min}-${max}, got '${v}'`);
-      return null;
-    }
-    return n;
+    const n = parseIntFlag(flag, v, min, max);
+    if (n.ok) return n.value;
+    fail(json, "AJ_ERR_USAGE", n.message);
+    return null;
   };
   const port = int("port", values.port, 0, 65535);
   const steps = int("steps", values.steps, 1, 1_000_000);
@@ -140,14 +143,16 @@ async function parse(argv: string[]): Promise<Parsed | number> {
   } else path = positionals[0]!;
   const loaded = await loadRunConfig(path);
   if (loaded.kind !== "ok") {
-    const what = values.resume !== undefined && loaded.kind === "unreadable" ? `'${values.resume}' is not a run directory` : "invalid run config";
+    const what = loaded.kind === "invalid" ? "invalid run config" : values.resume !== undefined ? `'${values.resume}' is not a run directory` : "cannot read the run config";
     const code = loaded.kind === "unreadable" ? "AJ_ERR_CONFIG_UNREADABLE" : "AJ_ERR_INVALID_CONFIG";
     return fail(json, code, `${what}\n${formatConfigIssues(loaded)}`);
   }
   const config = loaded.config;
   if (steps !== undefined) config.run.steps = steps;
   if (values.from !== undefined) config.run.init = resolve(values.from);
+  // A config without a warmStart section gets the section's defaults (the reference solver on the train split).
   if (warmSteps !== undefined && config.warmStart) config.warmStart.steps = warmSteps;
+  else if (warmSteps !== undefined && warmSteps > 0) config.warmStart = WarmStartSchema.parse({ steps: warmSteps });
   if (values.deterministic) {
     config.run.deterministic = true;
     const checked = RunConfigSchema.safeParse(config);
@@ -202,7 +207,7 @@ export const command: Command = {
       const json = parsed.mode === "json";
       // A coded error (a TrainError, or one from the run's assembly such as a role the config does not
       // map) is the user's to fix: its message, not a stack trace.
-      if (err instanceof TrainError || err instanceof AgentJetError) return fail(json, err.code, `${err.message} (${err.code})`);
+      if (err instanceof TrainError || err instanceof AgentJetError) return fail(json, err.code, err.message, true);
       if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
         return fail(json, "AJ_ERR_TRAIN_PORT_IN_USE", `the server port is in use (${(err as Error).message}); pick another with --port, or --port 0 for a free one`);
       }

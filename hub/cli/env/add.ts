@@ -1,6 +1,6 @@
 import { EXIT } from "../command.ts";
 import { addEnvironment, type AddResult, installFromLock } from "../../store/install-environment.ts";
-import { type EnvIo, parse, parsePairs, parseSpec, UsageError } from "./io.ts";
+import { type EnvIo, parse, parsePairs, parseSpec, PROJECT_OPTION, REGISTRY_OPTION, UsageError } from "./io.ts";
 
 export const ADD_HELP = `agentjet env add <name>[@version] [options]
 
@@ -48,6 +48,8 @@ export function describeAdd(r: AddResult): string {
 
 export async function runAdd(argv: string[], io: EnvIo): Promise<number> {
   const { values, positionals } = parse(argv, {
+    ...PROJECT_OPTION,
+    ...REGISTRY_OPTION,
     source: { type: "string" },
     sha256: { type: "string" },
     data: { type: "string" },
@@ -85,7 +87,7 @@ export async function runAdd(argv: string[], io: EnvIo): Promise<number> {
 }
 
 export async function runInstall(argv: string[], io: EnvIo): Promise<number> {
-  const { values, positionals } = parse(argv, { "no-smoke": { type: "boolean", default: false }, offline: { type: "boolean", default: false } });
+  const { values, positionals } = parse(argv, { ...PROJECT_OPTION, "no-smoke": { type: "boolean", default: false }, offline: { type: "boolean", default: false } });
   if (positionals.length) throw new UsageError("usage: agentjet env install (installs agentjet.lock); use `env add <name>` for one environment");
   const results = await installFromLock({
     ...(values.project ? { projectDir: values.project } : {}),

@@ -11,6 +11,7 @@ docs/environment-protocol.md are these outputs.
 
 Options:
   --out <file>  write to a file instead of standard output
+  --json        print one JSON object: {"ok":true,"docs":"..."}, or with --out {"ok":true,"out":"<file>"}
 
 Examples:
   agentjet env docs manifest --out docs/environment-manifest.md
@@ -26,6 +27,8 @@ export async function runDocs(argv: string[], io: EnvIo): Promise<number> {
   if (values.out) {
     writeOutputFile(values.out, text);
     io.progress(`env docs: wrote ${values.out}`);
-  } else process.stdout.write(text);
+    io.result({ out: values.out }, "");
+  } else if (io.json) io.result({ docs: text }, "");
+  else process.stdout.write(text);
   return EXIT.ok;
 }

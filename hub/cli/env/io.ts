@@ -37,14 +37,22 @@ export function reportError(io: EnvIo, err: unknown): number {
   return exit;
 }
 
-export const COMMON_OPTIONS = {
-  json: { type: "boolean", default: false },
-  project: { type: "string" },
-  registry: { type: "string" },
-} as const satisfies ParseArgsConfig["options"];
+const JSON_OPTION = { json: { type: "boolean", default: false } } as const satisfies ParseArgsConfig["options"];
+/** `--project <dir>`: the project whose store and agentjet.lock a subcommand reads or writes. */
+export const PROJECT_OPTION = { project: { type: "string" } } as const satisfies ParseArgsConfig["options"];
+/** `--registry <path|url>`: the registry a subcommand resolves from. */
+export const REGISTRY_OPTION = { registry: { type: "string" } } as const satisfies ParseArgsConfig["options"];
 
+/**
+ * A subcommand's flags (`--json`, which every one takes, and `options`, the ones its help lists: a flag
+ * it would ignore is refused), strictly; a malformed flag is a `UsageError`.
+ */
 export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: O) {
-  return parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
+  try {
+    return parseArgs({ args: argv, options: { ...JSON_OPTION, ...options }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 /** `--option k=v` pairs (repeatable). */

@@ -3,7 +3,7 @@ import { pickLatest } from "../../registry/semver.ts";
 import { listInstalled, resolveInstalled } from "../../store/resolve-installed.ts";
 import { findVersion, loadRegistry } from "../../registry/load-registry.ts";
 import { EnvironmentNotFoundError } from "../../registry/errors.ts";
-import { type EnvIo, parse, UsageError } from "./io.ts";
+import { type EnvIo, parse, PROJECT_OPTION, REGISTRY_OPTION, UsageError } from "./io.ts";
 
 export const LIST_HELP = `agentjet env list [options]
 
@@ -20,7 +20,7 @@ Options: --registry <path|url>, --project <dir>, --json
 Exit codes: 0, 3 when neither the registry nor the project has it.`;
 
 export async function runList(argv: string[], io: EnvIo): Promise<number> {
-  const { values, positionals } = parse(argv, {});
+  const { values, positionals } = parse(argv, { ...PROJECT_OPTION, ...REGISTRY_OPTION });
   if (positionals.length) throw new UsageError("usage: agentjet env list");
   const store = values.project ? { projectDir: values.project } : {};
   const installed = listInstalled(store).map((e) => ({ name: e.name, version: e.version, kind: e.kind, sha256: e.sha256, dir: e.dir }));
@@ -43,7 +43,7 @@ export async function runList(argv: string[], io: EnvIo): Promise<number> {
 }
 
 export async function runInfo(argv: string[], io: EnvIo): Promise<number> {
-  const { values, positionals } = parse(argv, {});
+  const { values, positionals } = parse(argv, { ...PROJECT_OPTION, ...REGISTRY_OPTION });
   const [name, ...extra] = positionals;
   if (!name || extra.length) throw new UsageError("usage: agentjet env info <name>");
   const { registry } = await loadRegistry(values.registry);

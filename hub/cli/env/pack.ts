@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { EXIT } from "../command.ts";
+import { writeOutputFile } from "../write-output.ts";
 import { gzipTar, packTree } from "../../registry/pack-tree.ts";
 import { parseRegistry } from "../../registry/load-registry.ts";
 import type { RegistryEnvironment, Source } from "../../registry/schema.ts";
@@ -28,7 +29,7 @@ Options:
   --write-registry <file>    add or update the entry in this registry file (sources stay relative to it)
   --json                     print the result as JSON
 
-Exit codes: 0, 1 the folder is not a valid plugin.`;
+Exit codes: 0, 1 the folder is not a valid plugin, or the tarball (or --write-registry file) cannot be written.`;
 
 export async function runPack(argv: string[], io: EnvIo): Promise<number> {
   const { values, positionals } = parse(argv, {
@@ -44,7 +45,7 @@ export async function runPack(argv: string[], io: EnvIo): Promise<number> {
   const packed = packTree(dir);
   const tarball = join(resolve(values.out ?? "."), `${manifest.name}-${manifest.version}.tgz`);
   const gz = gzipTar(packed.tar);
-  writeFileSync(tarball, gz);
+  writeOutputFile(tarball, gz);
   const fileSha256 = createHash("sha256").update(gz).digest("hex");
   const registryFile = values["write-registry"] ? resolve(values["write-registry"]) : undefined;
   const base = registryFile ? resolve(registryFile, "..") : undefined;
@@ -73,7 +74,7 @@ export async function runPack(argv: string[], io: EnvIo): Promise<number> {
           versions: { ...prior.versions, [manifest.version]: version },
         }
       : entry;
-    writeFileSync(registryFile, `${JSON.stringify(registry, null, 2)}\n`);
+    writeOutputFile(registryFile, `${JSON.stringify(registry, null, 2)}\n`);
   }
   const snippet = stableJson({ [manifest.name]: entry });
   io.result(

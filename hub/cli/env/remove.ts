@@ -4,7 +4,7 @@ import { addEnvironment } from "../../store/install-environment.ts";
 import { removeImage, sourceImageTag } from "../../store/remove-image.ts";
 import { removeEnvironment, resolveInstalled } from "../../store/resolve-installed.ts";
 import { describeAdd } from "./add.ts";
-import { type EnvIo, parse, UsageError } from "./io.ts";
+import { type EnvIo, parse, PROJECT_OPTION, REGISTRY_OPTION, UsageError } from "./io.ts";
 
 export const REMOVE_HELP = `agentjet env remove <name> [options]
 
@@ -23,7 +23,7 @@ Options: --no-smoke, --registry <path|url>, --project <dir>, --json
 Exit codes: 0, 1 failed (the old version stays), 3 not installed or not in the registry, 4 sha256 mismatch.`;
 
 export async function runRemove(argv: string[], io: EnvIo): Promise<number> {
-  const { values, positionals } = parse(argv, { "keep-image": { type: "boolean", default: false } });
+  const { values, positionals } = parse(argv, { ...PROJECT_OPTION, "keep-image": { type: "boolean", default: false } });
   const [name, ...extra] = positionals;
   if (!name || extra.length) throw new UsageError("usage: agentjet env remove <name>");
   const result = removeEnvironment(name, values.project ? { projectDir: values.project } : {});
@@ -35,7 +35,7 @@ export async function runRemove(argv: string[], io: EnvIo): Promise<number> {
 }
 
 export async function runUpdate(argv: string[], io: EnvIo): Promise<number> {
-  const { values, positionals } = parse(argv, { "no-smoke": { type: "boolean", default: false } });
+  const { values, positionals } = parse(argv, { ...PROJECT_OPTION, ...REGISTRY_OPTION, "no-smoke": { type: "boolean", default: false } });
   const [name, ...extra] = positionals;
   if (!name || extra.length) throw new UsageError("usage: agentjet env update <name>");
   const store = values.project ? { projectDir: values.project } : {};

@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { EXIT } from "../command.ts";
+import { EXIT, parseIntFlag } from "../command.ts";
 import { type ConformanceReport, runConformance } from "../../conformance/run-conformance.ts";
 import { NotInstalledError } from "../../store/errors.ts";
 import { MANIFEST_FILE } from "../../store/read-manifest.ts";
 import { resolveInstalled } from "../../store/resolve-installed.ts";
-import { type EnvIo, parse, parsePairs, UsageError } from "./io.ts";
+import { type EnvIo, parse, parsePairs, PROJECT_OPTION, UsageError } from "./io.ts";
 
 export const TEST_HELP = `agentjet env test <path|name> [options]
 
@@ -65,11 +65,12 @@ export async function testEnvironment(target: string, o: TestEnvironmentOptions)
 }
 
 export async function runTest(argv: string[], io: EnvIo): Promise<number> {
-  const { values, positionals } = parse(argv, { tasks: { type: "string" }, image: { type: "string" }, mount: { type: "string", multiple: true } });
+  const { values, positionals } = parse(argv, { ...PROJECT_OPTION, tasks: { type: "string" }, image: { type: "string" }, mount: { type: "string", multiple: true } });
   const [target, ...extra] = positionals;
   if (!target || extra.length) throw new UsageError("usage: agentjet env test <path|name>");
-  const tasks = values.tasks ? Number(values.tasks) : undefined;
-  if (tasks !== undefined && !(Number.isInteger(tasks) && tasks > 0)) throw new UsageError("--tasks takes a positive integer");
+  const tasksFlag = values.tasks === undefined ? undefined : parseIntFlag("tasks", values.tasks, 1);
+  if (tasksFlag?.ok === false) throw new UsageError(tasksFlag.message);
+  const tasks = tasksFlag?.value;
   // The check lines are the report: on stdout in text mode, in order before the summary (a pipe keeps
   // them together); with --json they are progress on stderr and stdout holds the one JSON object.
   const report = await testEnvironment(target, {

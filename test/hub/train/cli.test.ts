@@ -19,15 +19,22 @@ describe("agentjet train (CLI)", () => {
   it("answers bad input with the documented exit codes", { timeout: 120_000 }, async () => {
     const cwd = tempDir("train-cli");
     mkdirSync(join(cwd, "not-a-run"));
+    writeFileSync(join(cwd, "empty.yaml"), "");
     const cases: Array<[string[], number, string]> = [
       [[], 2, "exactly one of"],
       [["--example", "quickstart", "--port", "http"], 2, "--port must be an integer"],
       [["--example", "quickstart", "--steps", "0"], 2, "--steps must be an integer"],
       [["--example", "quickstart", "--warm-start", "x"], 2, "--warm-start must be an integer"],
+      // an unset shell variable: Number("") is 0, which skipped the warm-start, or listened on a random port
+      [["--example", "quickstart", "--warm-start", ""], 2, "--warm-start must be an integer 0-1000000, got ''"],
+      [["--example", "quickstart", "--port", ""], 2, "--port must be an integer 0-65535, got ''"],
       [["--resume", "not-a-run", "--from", "elsewhere"], 2, "--from and --warm-start start a run"],
       [["--example", "no-such-example"], 3, "quickstart"],
       [["--resume", "not-a-run"], 3, "not a run directory"],
-      [["missing.yaml"], 3, "missing.yaml"],
+      // it said "invalid run config" of a file that is not there
+      [["missing.yaml"], 3, "agentjet train: cannot read the run config\nmissing.yaml: cannot read: ENOENT"],
+      [["not-a-run"], 3, "agentjet train: cannot read the run config\nnot-a-run: cannot read: EISDIR"],
+      [["empty.yaml"], 2, "empty.yaml  the file holds no config (it is empty or only comments)"],
     ];
     for (const [args, code, text] of cases) {
       const r = await runCli(["train", ...args], cwd);
@@ -45,6 +52,31 @@ describe("agentjet train (CLI)", () => {
     expect(r.stderr).toContain("agentjet train: environment 'arith' has agents with role 'solver', which the run config does not map (AJ_ERR_SCHEDULER_UNMAPPED_ROLE)");
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(JSON.parse(r.stdout.trim().split("\n").at(-1)!)).toMatchObject({ ok: false, error: { code: "AJ_ERR_SCHEDULER_UNMAPPED_ROLE" } });
+  });
+
+  // Regression: --from with a path that is not there failed once the run had written run.db, and the same
+  // command with the path corrected was then refused (AJ_ERR_TRAIN_RUN_DIR_IN_USE) until the directory was removed.
+  it("--from a path that is not there is refused before the run directory holds a run", { timeout: 60_000 }, async () => {
+    const cwd = tempDir("train-cli");
+    const r = await runCli(["train", "--example", "quickstart", "--from", "runs/typo", "--port", "0", "--run-dir", "run", "--json", "--no-report"], cwd);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`run.init (--from) '${join(cwd, "runs", "typo")}' does not exist`);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    // the code is the JSON line's, not part of its message
+    expect(JSON.parse(r.stdout.trim().split("\n").at(-1)!)).toEqual({ ok: false, error: { code: "AJ_ERR_TRAIN_WARM_START", message: expect.not.stringContaining("(AJ_ERR_") } });
+    expect(existsSync(join(cwd, "run", "run.db"))).toBe(false);
+  });
+
+  // Regression: --warm-start N on a config without a warmStart section did nothing, silently.
+  it("--warm-start on a config without warmStart runs the section's defaults", { timeout: 120_000 }, async () => {
+    const cwd = tempDir("train-cli");
+    const config = (await readFile(join(REPO, "examples/quickstart.yaml"), "utf8")).replace(/^warmStart:.*$/m, "").replace(/^eval:.*$/m, "");
+    expect(config).not.toContain("warmStart");
+    await writeFile(join(cwd, "run.yaml"), config);
+    const r = await runCli(["train", "run.yaml", "--warm-start", "2", "--steps", "1", "--port", "0", "--run-dir", "run", "--json", "--no-report"], cwd);
+    expect(r.code, r.stderr).toBe(0);
+    const warm = readEvents(join(cwd, "run")).filter((e) => e.type === "warm-start");
+    expect(warm.at(-1)).toMatchObject({ type: "warm-start", step: 2 });
   });
 
   it("--json prints one event per line, the same events as metrics.jsonl; report rebuilds report.html", { timeout: 120_000 }, async () => {

@@ -73,6 +73,15 @@ describe("run config loading", () => {
     expect(plain.kind === "invalid" && plain.issues.map((i) => [i.path, i.hint])).toEqual([["defaults", "every field: agentjet config docs; a key of your own (YAML anchors) starts with x-"]]);
   });
 
+  it("an empty file (or one of comments only) is one issue that says so, not the two sections it lacks", () => {
+    for (const text of ["", "# a comment\n\n"]) {
+      const r = parseRunConfig(text, "run.yaml");
+      if (r.kind !== "invalid") throw new Error("expected invalid");
+      expect(r.issues).toEqual([expect.objectContaining({ path: "", message: "the file holds no config (it is empty or only comments)" })]);
+      expect(formatConfigIssues(r)).toMatch(/^run\.yaml  the file holds no config .*\(hint: a run config sets at least policies and environments; every field: agentjet config docs\)$/);
+    }
+  });
+
   it("reports YAML syntax errors with a position, and unreadable files", async () => {
     const r = parseRunConfig("policies: [\n");
     expect(r.kind).toBe("invalid");
@@ -98,10 +107,15 @@ describe("agentjet serve", () => {
       expect(await command.run(["--config", bad])).toBe(2);
       expect(await command.run(["--config", join(dir, "missing.yaml")])).toBe(3);
       expect(await command.run(["--bogus"])).toBe(2);
+      // an unset shell variable: Number("") is 0, which listened on a random port
+      expect(await command.run(["--port", ""])).toBe(2);
     } finally {
       console.error = original;
       rmSync(dir, { recursive: true, force: true });
     }
     expect(errors.join("\n")).toContain(`${bad}:1:11  policies: at least one policy`);
+    // a file that is not there is not an invalid config
+    expect(errors.join("\n")).toContain(`agentjet serve: cannot read the run config\n${join(dir, "missing.yaml")}: cannot read: ENOENT`);
+    expect(errors.join("\n")).toContain("agentjet serve: --port must be an integer 0-65535, got ''");
   });
 });
