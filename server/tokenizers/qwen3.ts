@@ -80,8 +80,13 @@ class Turn {
   private since = performance.now();
   constructor(private readonly budgetMs: number) {}
   async maybeYield(): Promise<void> {
-    if (performance.now() - this.since < this.budgetMs) return;
+    if (!this.due()) return;
     await this.yieldNow();
+  }
+
+  /** Whether the budget is spent (a loop checks this per item and awaits `yieldNow` only then: no promise per item). */
+  due(): boolean {
+    return performance.now() - this.since >= this.budgetMs;
   }
 
   /** Lets the event loop run now (between two long pieces of work that must not add up). */
@@ -216,7 +221,8 @@ export function createQwen3Tokenizer(): Tokenizer {
 
   /** What each segment is: spliced ids, or parts to tokenize (through the cache). */
   type Planned = { role: PromptSegment["role"]; text: string; ids: number[] } | { role: PromptSegment["role"]; text: string; parts: Part[] };
-  const plan = (messages: readonly ChatTurnMessage[], options?: RenderOptions): { planned: Planned[]; headerIds: number[] } => {
+  /** A prompt's plan, message by message (`plan` runs it in one go, `renderChatAsync` with turns of the event loop between messages). */
+  const planner = (messages: readonly ChatTurnMessage[], options?: RenderOptions) => {
     const tools = options?.tools ?? [];
     const thinkingOff = options?.templateKwargs?.enable_thinking === false;
     const headerIds = thinkingOff ? headerNoThinking : header;
@@ -226,13 +232,20 @@ export function createQwen3Tokenizer(): Tokenizer {
       planned.push({ role: "system", text: `<|im_start|>system\n${block}`, parts: [T("<|im_start|>system\n"), ...toolsParts(block)] });
     }
     const lastQuery = lastQueryIndex(messages);
-    messages.forEach((m, i) => {
+    const message = (i: number): void => {
+      const m = messages[i]!;
       const spliced = spliceGeneration(m, options?.generated, endOfTurn);
       const text = canonicalText(m);
       if (spliced) planned.push({ role: m.role, text, ids: spliced });
       else if (i === 0 && m.role === "system" && block !== null) planned.push({ role: m.role, text, parts: [T("<|im_start|>system\n"), X(m.content), T("\n\n"), ...toolsParts(block)] });
       else planned.push({ role: m.role, text, parts: renderMessage(messages, i, lastQuery) });
-    });
+    };
+    return { planned, headerIds, message };
+  };
+
+  const plan = (messages: readonly ChatTurnMessage[], options?: RenderOptions): { planned: Planned[]; headerIds: number[] } => {
+    const { planned, headerIds, message } = planner(messages, options);
+    for (let i = 0; i < messages.length; i++) message(i);
     return { planned, headerIds };
   };
 
@@ -264,30 +277,47 @@ export function createQwen3Tokenizer(): Tokenizer {
   };
 
   const renderChatAsync = async (messages: readonly ChatTurnMessage[], options?: RenderOptions): Promise<RenderedPrompt> => {
-    const { planned, headerIds } = plan(messages, options);
     const turn = new Turn(YIELD_AFTER_MS);
+    // Each loop here lets the event loop in once it held it YIELD_AFTER_MS: a request of 2,000 short
+    // messages, none cached, held it 11-12 ms on end planning, finding and cutting its segments.
+    const { planned, headerIds, message } = planner(messages, options);
+    for (let i = 0; i < messages.length; i++) {
+      if (turn.due()) await turn.yieldNow();
+      message(i);
+    }
     // each new segment once (a prompt may repeat a message), in order
     const fresh: Array<{ key: SegmentKey; pieces: Piece[] }> = [];
     const freshIndex = new SegmentCache<number>(Number.POSITIVE_INFINITY);
     let long = false;
     // each segment's ids: spliced or cached, or its index in `fresh`
-    const slots = planned.map((p): { ids: PromptSegment["ids"] | undefined; index: number } => {
-      if ("ids" in p) return { ids: p.ids, index: -1 };
+    const slots: Array<{ ids: PromptSegment["ids"] | undefined; index: number }> = [];
+    for (const p of planned) {
+      if (turn.due()) await turn.yieldNow();
+      if ("ids" in p) {
+        slots.push({ ids: p.ids, index: -1 });
+        continue;
+      }
       const key = keyOf(p.parts);
       if (key.long.length > 0) long = true;
       const ids = segments.find(key);
       const index = ids === undefined ? freshIndex.get(key, () => fresh.push({ key, pieces: pieces(p.parts) }) - 1) : -1;
-      return { ids, index };
-    });
+      slots.push({ ids, index });
+    }
     // a long message was compared with the cache above: what follows (packing it for the encode thread) gets a turn of its own
     if (long) await turn.yieldNow();
     const made = await encodeNew(fresh.map((f) => f.pieces), turn);
     // kept without comparing them with the cache again (a 4 MB message against another of its length): a duplicate entry is harmless
-    fresh.forEach((f, i) => segments.add(f.key, made[i]!));
-    const segs = planned.map((p, i): PromptSegment => {
+    for (let i = 0; i < fresh.length; i++) {
+      if (turn.due()) await turn.yieldNow();
+      segments.add(fresh[i]!.key, made[i]!);
+    }
+    const segs: PromptSegment[] = [];
+    for (let i = 0; i < planned.length; i++) {
+      if (turn.due()) await turn.yieldNow();
+      const p = planned[i]!;
       const slot = slots[i]!;
-      return { role: p.role, text: p.text, ids: slot.ids ?? made[slot.index]! };
-    });
+      segs.push({ role: p.role, text: p.text, ids: slot.ids ?? made[slot.index]! });
+    }
     return { segments: segs, headerIds };
   };
 

@@ -130,6 +130,20 @@ describe("qwen3 rendering, message by message", () => {
 });
 
 describe("qwen3 rendering in slices", () => {
+  it("gives the same segments as the one-pass rendering for a request of 2,000 messages, none cached (it plans them with turns of the event loop between)", async () => {
+    const salt = `many-${Date.now()}`;
+    const messages: ChatTurnMessage[] = [{ role: "system", content: `system ${salt}` }];
+    for (let i = 0; i < 500; i++) {
+      messages.push({ role: "user", content: `Question ${i} (${salt}): what is ${i} + ${i}?` });
+      messages.push({ role: "assistant", content: `<think>adding ${i}</think>Let me check.`, toolCalls: [{ id: `c${i}`, name: "add", arguments: `{"a": ${i}, "b": ${i}}` }] });
+      messages.push({ role: "tool", content: `${2 * i}`, toolCallId: `c${i}` });
+      messages.push({ role: "assistant", content: `It is ${2 * i}.` });
+    }
+    const sliced = await tok.renderChatAsync!(messages, { tools: QWEN3_TOOLS });
+    expect(sliced.segments).toHaveLength(messages.length);
+    expect(sliced).toEqual(tok.renderChat(messages, { tools: QWEN3_TOOLS }));
+  });
+
   it("gives the same ids as the one-pass rendering, and lets the event loop run on a huge message", async () => {
     const words = ["alpha", "beta", "数学", "x1", "42", "\n", "  ", "\n\n", "end.", "(a)", "é"];
     let seed = 3;
