@@ -47,7 +47,7 @@ export const bench: Bench = {
         store.claim({ episodeId, clientId: `client-${i % 100}` });
         activity.sent(`client-${i % 100}`, { type: "assign", episode: { episodeId } } as never);
       }
-      const status: EngineStatus = { state: "rolling", step: 10, versions: { main: 10 }, configured: true, starts: 1, runDir: dir, clients: [], inFlight, lastRun: null, error: null };
+      const status: EngineStatus = { state: "rolling", step: 10, versions: { main: 10 }, configured: true, starts: 1, runDir: dir, clients: [], inFlight, waiting: [], lastRun: null, error: null };
       const pool = new SamplePool(db);
       // BENCH DOUBLE of the scheduler's counters (the scheduler itself is not under test here).
       const scheduler = { stats: () => ({ clients: 100, connected: 100, queued: 0, inFlight, assigned: 0, ended: 0, aborted: 0, lost: 0, retried: 0, failedGroups: 0, staleResults: 0, batchesCompleted: 10 }) };

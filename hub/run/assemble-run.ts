@@ -25,6 +25,8 @@ export interface AssembleRunOptions {
   auth: AuthTokens;
   /** Engines by policy name instead of building them from the config (tests). */
   engines?: Record<string, Engine>;
+  /** Optimizer steps the run has trained (its step counter): the step whose mixing weights a batch gets. */
+  trainedSteps: () => number;
   /** After each sync's steps, before claims resume (checkpoints, step events). */
   onSync: (reports: StepReport[]) => void | Promise<void>;
   log: (level: "info" | "warn" | "error", message: string) => void;
@@ -109,12 +111,17 @@ export async function assembleRun(o: AssembleRunOptions): Promise<AssembledRun> 
       session: o.session,
       now,
       canSchedule: () => coordinator.canSchedule(),
+      // A schedule follows optimizer steps, not batches (filtered batches train nothing): a new batch trains
+      // after the one waiting in the pool, if any, and after the batches planned before it.
+      mixStep: (ahead) => o.trainedSteps() + (coordinator.hasReadyBatch() ? 1 : 0) + ahead,
       ...(deterministic ? { mayStartBatch: () => coordinator.canSchedule() && !coordinator.hasReadyBatch() } : {}),
       ...(scorers.size > 0 ? { groupScorer: (env: string) => scorers.get(env) } : {}),
     });
     scheduler.subscribe((e) => {
       if (e.type === "batch" && deterministic) coordinator.tick();
       if (e.type === "env-mismatch") o.log("warn", `client '${e.clientId}': ${e.message}`);
+      else if (e.type === "env-waiting") o.log("warn", e.message);
+      else if (e.type === "env-served") o.log("info", e.message);
       else if (e.type === "group-failed") coordinator.discardGroup(e.env, e.groupId);
       else if (e.type === "agree-sync") coordinator.agreeSync(e.clientId);
       else if (e.type === "client" && (e.status === "disconnected" || e.status === "lost")) coordinator.forgetClient(e.clientId);

@@ -1,3 +1,5 @@
+import type { WaitingEnvironment } from "../scheduler/index.ts";
+
 /** The engine's states (`GET /v1/engine/status`, and the service's logs). */
 export type EngineState = "offline" | "booting" | "rolling" | "draining" | "syncing";
 
@@ -14,8 +16,14 @@ export interface EngineStatus {
   runDir: string | null;
   /** Clients connected to `/swarm`. */
   clients: string[];
-  /** Scheduled episodes in flight and queued, while a run goes. */
+  /** Scheduled episodes in flight (assigned to a client), while a run goes. */
   inFlight: number;
+  /**
+   * Environments whose scheduled episodes wait with no connected client able to run them (reported after
+   * 10 s, once a client has connected): the batches that hold them cannot finish, so training waits. Each
+   * says what it waits for and how to end the wait (start a client that offers that environment).
+   */
+  waiting: WaitingEnvironment[];
   /** How the last run ended, once one has. */
   lastRun: { reason: "done" | "interrupted" | "failed"; step: number; error?: string } | null;
   /** Why the last start failed, when it did. */

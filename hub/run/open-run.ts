@@ -173,6 +173,7 @@ async function openLocked(
       ...(o.now ? { now: o.now } : {}),
       ...(o.engines ? { engines: o.engines } : {}),
       auth: service.tokens,
+      trainedSteps: () => loop?.step() ?? resumed?.state.step ?? 0,
       onSync: (reports) => loop?.onSync(reports),
       log,
     });

@@ -4,7 +4,7 @@ import type { Engine } from "../../server/engines/index.ts";
 import type { EpisodeStore } from "../../server/episodes/index.ts";
 import type { CoordinatorPhase, SamplePool, StepReport, TrainingCoordinator } from "../../server/training/index.ts";
 import { buildReport } from "../report/build-report.ts";
-import { type Scheduler, type SchedulerEvent, sharesAt } from "../scheduler/index.ts";
+import { type Scheduler, type SchedulerEvent, sharesAt, type WaitingEnvironment } from "../scheduler/index.ts";
 import { createFailureLog, type FailureLog } from "../swarm/failure-log.ts";
 import { clientDrivenEvents } from "./client-driven-events.ts";
 import { startLocalClients } from "../swarm/local-clients.ts";
@@ -129,6 +129,11 @@ export class RunLoop {
   /** Scheduled episodes in flight. */
   inFlight(): number {
     return this.#scheduler.stats().inFlight;
+  }
+
+  /** Environments whose scheduled episodes wait for a client that can run them. */
+  waiting(): WaitingEnvironment[] {
+    return this.#scheduler.waiting();
   }
 
   /** Stops the run cleanly (as Ctrl-C does): `execute` resolves with reason "interrupted". */

@@ -211,6 +211,7 @@ export class TrainingService {
       runDir: this.#runDir,
       clients: this.#relay.clients(),
       inFlight: run && !this.#booting ? run.loop.inFlight() : 0,
+      waiting: run && !this.#booting ? run.loop.waiting() : [],
       lastRun: this.#lastRun,
       error: this.#error,
     };

@@ -22,6 +22,8 @@ export interface BatchPlannerOptions {
   maxBatches?: number;
   replaceFailedGroups: boolean;
   state?: SchedulerStateInput;
+  /** The step a new batch's mixing weights are read at, given the unfinished batches planned before it; default its index. */
+  mixStep?: (ahead: number) => number;
 }
 
 /** What the planner calls out to: slots, the counters, and the scheduler's handlers. */
@@ -50,6 +52,8 @@ export class BatchPlanner {
   readonly #resumedDone: ReadonlySet<string>;
   #ledger: MixLedger;
   #nextBatch: number;
+  /** Mix steps of the batches a resumed run re-plans, from its first index on. */
+  readonly #resumedMix: { from: number; steps: readonly number[] | null };
 
   constructor(options: BatchPlannerOptions, lanes: readonly EnvLane[], deps: BatchPlannerDeps) {
     this.#o = options;
@@ -61,6 +65,7 @@ export class BatchPlanner {
       given: lanes.map((e) => state?.ledger[e.config.name]?.given ?? 0),
     };
     this.#nextBatch = state?.nextBatch ?? 0;
+    this.#resumedMix = { from: this.#nextBatch, steps: state ? (state.mixSteps ?? null) : [] };
     this.#resumedDone = new Set(state?.doneGroups ?? []);
   }
 
@@ -115,6 +120,7 @@ export class BatchPlanner {
     return {
       version: 1,
       nextBatch: oldest ? oldest.index : this.#nextBatch,
+      mixSteps: this.#batches.map((b) => b.mixStep),
       streams: Object.fromEntries(this.#lanes.map((e, i) => [e.config.name, streams[i]!])),
       ledger: Object.fromEntries(this.#lanes.map((e, i) => [e.config.name, { target: ledger.target[i]!, given: ledger.given[i]! }])),
       evalRuns,
@@ -128,15 +134,29 @@ export class BatchPlanner {
   #planBatch(): void {
     const index = this.#nextBatch++;
     const before = { streams: this.#lanes.map((e) => e.stream.position()), ledger: this.#ledger };
-    const shares = sharesAt(this.#lanes.map((e) => e.config.weight), index);
+    const step = this.#mixStepOf(index);
+    const shares = sharesAt(this.#lanes.map((e) => e.config.weight), step);
     const { quotas, ledger } = planQuotas(this.#ledger, shares, this.#o.batchTasks);
     this.#ledger = ledger;
-    const batch: Batch = { index, quotas, groups: [], replacements: 0, started: false, before };
+    const batch: Batch = { index, mixStep: step, quotas, groups: [], replacements: 0, started: false, before };
     this.#batches.push(batch);
     this.#lanes.forEach((env, i) => {
       for (let k = 0; k < quotas[i]!; k++) this.#addGroup(batch, env, true);
     });
     if (batch.groups.every((g) => g.status !== "running")) this.#finishBatches();
+  }
+
+  /**
+   * A re-planned batch keeps the step it was mixed at (its completed groups must name the same
+   * environments); a snapshot without mix steps mixed its batches at their index, and so does a planner
+   * without `mixStep`.
+   */
+  #mixStepOf(index: number): number {
+    const { from, steps } = this.#resumedMix;
+    if (steps === null && index < from + this.#o.lookahead) return index;
+    const kept = steps?.[index - from];
+    if (kept !== undefined) return kept;
+    return this.#o.mixStep ? this.#o.mixStep(this.#batches.length) : index;
   }
 
   #addGroup(batch: Batch, env: EnvLane, planned = false): void {

@@ -16,6 +16,11 @@ export class Deque<T> {
     else this.#items.unshift(item);
   }
 
+  /** The items from front to back. */
+  *[Symbol.iterator](): Iterator<T> {
+    for (let i = this.#head; i < this.#items.length; i++) yield this.#items[i]!;
+  }
+
   peek(): T | undefined {
     return this.#items[this.#head];
   }

@@ -24,4 +24,13 @@ export class UnmappedRoleError extends SchedulerError {
   }
 }
 
+export class NoWeightError extends SchedulerError {
+  constructor(step: number) {
+    super(
+      "AJ_ERR_SCHEDULER_NO_WEIGHT",
+      `every environment's weight is 0 ${step === 0 ? "at step 0" : `from step ${step} on`}: no batch could hold a task there; give an environment a positive weight at that step`,
+    );
+  }
+}
+
 export class BadStateError extends withCode(SchedulerError, "AJ_ERR_SCHEDULER_STATE") {}

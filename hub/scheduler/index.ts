@@ -4,7 +4,7 @@ export { acceptsDevVersions, schedulerOptionsFromRunConfig, type ResolvedEnviron
 export { describeMismatch, type EnvMatch, matchEnvironment, offersEnvironment } from "./match-environments.ts";
 export type { AbortKind, AbortReason, AgentTarget, ClaimOutcome, EpisodeRegistration, EpisodeRegistry, LoadTasks, RegistryEvent } from "./port.ts";
 export { SchedulerStateSchema, type SchedulerState } from "./state.ts";
-export { apportion, planQuotas, sharesAt, weightAt, type MixLedger, type Weight, type WeightSchedule } from "./mixing.ts";
+export { allZeroStep, apportion, planQuotas, sharesAt, weightAt, type MixLedger, type Weight, type WeightSchedule } from "./mixing.ts";
 export { TaskStream, type TaskStreamPosition } from "./task-stream.ts";
 export type {
   BatchReport,
@@ -17,5 +17,6 @@ export type {
   SchedulerEnvironment,
   SchedulerEvent,
   SchedulerStats,
+  WaitingEnvironment,
 } from "./types.ts";
-export { BadStateError, NoTasksError, SchedulerError, UnknownRoleTargetError, UnmappedRoleError } from "./errors.ts";
+export { BadStateError, NoTasksError, NoWeightError, SchedulerError, UnknownRoleTargetError, UnmappedRoleError } from "./errors.ts";

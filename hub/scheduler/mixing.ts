@@ -30,6 +30,19 @@ export function sharesAt(weights: readonly Weight[], step: number): number[] {
   return total > 0 ? raw.map((w) => w / total) : raw.map(() => 0);
 }
 
+/**
+ * The first step at which every weight is 0, or null when there is none. A batch planned there would
+ * hold no group; schedules move monotonically from start to end, so steps 0 and each schedule's end are
+ * the only places to look.
+ */
+export function allZeroStep(weights: readonly Weight[]): number | null {
+  const ends = weights.flatMap((w) => (typeof w === "number" ? [] : [w.steps]));
+  for (const step of [0, ...ends].sort((a, b) => a - b)) {
+    if (weights.every((w) => weightAt(w, step) <= 0)) return step;
+  }
+  return null;
+}
+
 /** Largest-remainder apportionment of `seats` by non-negative claims; ties go to the earlier entry. */
 export function apportion(claims: readonly number[], seats: number): number[] {
   const total = claims.reduce((a, b) => a + Math.max(0, b), 0);

@@ -4,16 +4,18 @@ import { BatchPlanner } from "./batch-planner.ts";
 import { ClientDirectory, type ClientLink, type Hello } from "./client-directory.ts";
 import { Deque } from "./deque.ts";
 import { Dispatcher } from "./dispatcher.ts";
-import { BadStateError, NoTasksError } from "./errors.ts";
+import { BadStateError, NoTasksError, NoWeightError } from "./errors.ts";
 import { EvaluationRuns } from "./evaluation-runs.ts";
 import { describeMismatch } from "./match-environments.ts";
+import { allZeroStep } from "./mixing.ts";
 import type { EpisodeRegistry, LoadTasks, RegistryEvent } from "./port.ts";
 import { checkRoleTargets, resolveSeats, type Seats, seatsOf } from "./resolve-seats.ts";
 import { deriveSeed } from "./rng.ts";
 import type { EnvLane, NewSlot, Slot } from "./slots.ts";
 import { type SchedulerState, type SchedulerStateInput, SchedulerStateSchema } from "./state.ts";
 import { TaskStream } from "./task-stream.ts";
-import type { Counters, EvalReport, EvalRequest, GroupScorer, SchedulerEnvironment, SchedulerEvent, SchedulerStats } from "./types.ts";
+import type { Counters, EvalReport, EvalRequest, GroupScorer, SchedulerEnvironment, SchedulerEvent, SchedulerStats, WaitingEnvironment } from "./types.ts";
+import { WaitingEnvironments } from "./waiting-environments.ts";
 
 export type { ClientLink } from "./client-directory.ts";
 
@@ -28,6 +30,13 @@ export interface SchedulerOptions {
   registry: EpisodeRegistry;
   /** The OpenAI base URL agents call (the swarm server's, ending in /v1); a function when the port is known only after listen. */
   baseUrl: string | (() => string);
+  /**
+   * The step whose mixing weights (`SchedulerEnvironment.weight`, a schedule) a new batch gets, given how
+   * many batches planned before it are unfinished. The run passes the optimizer steps trained so far plus
+   * the batches still to train before this one, so that a schedule follows the optimizer steps. Default:
+   * the batch index, which runs ahead of the steps whenever filtering drops whole batches.
+   */
+  mixStep?: (ahead: number) => number;
   /** Groups (tasks) per batch; config `batching.batchTasks`. */
   batchTasks: number;
   /** Episodes per task; config `batching.groupSize`. */
@@ -44,6 +53,11 @@ export interface SchedulerOptions {
   leaseMs?: number;
   /** How often clients heart-beat (default leaseMs / 3). */
   heartbeatMs?: number;
+  /**
+   * An environment whose episodes wait this long with no connected client able to run them is reported
+   * (an `env-waiting` event, and `waiting()`), once a client has connected at all (default 10000 ms).
+   */
+  waitingReportMs?: number;
   /** A failed group is replaced by another task of the same environment, so the quota holds (default true). */
   replaceFailedGroups?: boolean;
   /** Evaluate every K completed batches (config `eval`); disabled when `every` is 0 or absent. */
@@ -93,6 +107,7 @@ export class Scheduler {
   readonly #planner: BatchPlanner;
   readonly #dispatcher: Dispatcher;
   readonly #evals: EvaluationRuns;
+  readonly #waiting: WaitingEnvironments;
   readonly #listeners = new Set<(e: SchedulerEvent) => void>();
   readonly #counters: Counters = { assigned: 0, ended: 0, aborted: 0, lost: 0, retried: 0, failedGroups: 0, staleResults: 0, batchesCompleted: 0 };
   #closed = false;
@@ -137,6 +152,7 @@ export class Scheduler {
       result: null,
     });
     this.#clients = new ClientDirectory(this.#lanes);
+    this.#waiting = new WaitingEnvironments(this.#lanes, o.waitingReportMs ?? 10_000, (e) => this.#emit(e));
     const baseUrl = o.baseUrl;
     this.#dispatcher = new Dispatcher({
       registry: o.registry,
@@ -161,6 +177,7 @@ export class Scheduler {
         groupSize: o.groupSize,
         lookahead: o.mayStartBatch ? 1 : Math.max(1, o.lookahead ?? 2),
         replaceFailedGroups: o.replaceFailedGroups ?? true,
+        ...(o.mixStep ? { mixStep: o.mixStep } : {}),
         ...(o.maxBatches !== undefined ? { maxBatches: o.maxBatches } : {}),
         ...(state !== undefined ? { state } : {}),
       },
@@ -187,6 +204,9 @@ export class Scheduler {
 
   /** Loads every environment's training tasks, checks the role mapping, and returns a stopped scheduler. */
   static async create(options: SchedulerOptions): Promise<Scheduler> {
+    // A step where every share is 0 plans empty batches, each finished at once: planning would never stop.
+    const zero = allZeroStep(options.environments.map((e) => e.weight));
+    if (zero !== null) throw new NoWeightError(zero);
     if (options.state !== undefined) {
       const parsed = SchedulerStateSchema.safeParse(options.state);
       if (!parsed.success) throw new BadStateError("scheduler state does not match its schema", parsed.error);
@@ -249,6 +269,8 @@ export class Scheduler {
     const held = new Set(resumed);
     for (const id of running) if (!held.has(id)) link.send({ type: "cancel", episodeId: id, reason: "lease lost; re-run elsewhere" });
     this.#emit({ type: "client", clientId: client.id, status: isReconnect ? "reconnected" : "connected" });
+    this.#waiting.clientConnected(this.#now());
+    this.#waiting.check(this.#now());
     const mismatch = describeMismatch(this.#lanes.map((l) => l.config), hello.envs);
     if (mismatch) {
       link.send({ type: "error", code: ENV_MISMATCH_CODE, message: mismatch });
@@ -271,6 +293,7 @@ export class Scheduler {
     }
     this.#emit({ type: "client", clientId, status: "disconnected" });
     this.#dispatcher.pump();
+    this.#waiting.check(this.#now());
   }
 
   /** A message from a connected client (after hello). */
@@ -320,6 +343,11 @@ export class Scheduler {
     return this.#dispatcher.heldForScoring();
   }
 
+  /** Environments whose episodes wait for a client that can run them, as reported (`env-waiting`). */
+  waiting(): WaitingEnvironment[] {
+    return this.#waiting.list(this.#now());
+  }
+
   stats(): SchedulerStats {
     let queued = 0;
     for (const e of this.#lanes) queued += e.queue.size;
@@ -343,6 +371,7 @@ export class Scheduler {
       this.#emit({ type: "client", clientId: client.id, status: "lost" });
     }
     this.#dispatcher.pump();
+    this.#waiting.check(this.#now());
   }
 
   #onRegistryEvent(event: RegistryEvent): void {

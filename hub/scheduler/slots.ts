@@ -32,6 +32,8 @@ export interface Group {
 
 export interface Batch {
   index: number;
+  /** The step whose mixing weights gave its quotas. */
+  mixStep: number;
   quotas: number[];
   groups: Group[];
   replacements: number;

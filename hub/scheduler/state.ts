@@ -7,8 +7,14 @@ import { z } from "zod";
  */
 export const SchedulerStateSchema = z.object({
   version: z.literal(1),
-  /** Index (= optimizer step) of the next batch to plan. */
+  /** Index of the next batch to plan (the oldest unfinished one; its groups' ids carry it). */
   nextBatch: z.number().int().min(0),
+  /**
+   * The step each unfinished batch was mixed at, oldest first: a re-planned batch gets the same quotas
+   * (its groups' ids name the same environments as `doneGroups`). Absent in older snapshots, whose
+   * batches were mixed at their index.
+   */
+  mixSteps: z.array(z.number().int().min(0)).optional(),
   streams: z.record(z.string(), z.object({ epoch: z.number().int().min(0), position: z.number().int().min(0) })),
   ledger: z.record(z.string(), z.object({ target: z.number().min(0), given: z.number().int().min(0) })),
   evalRuns: z.number().int().min(0),

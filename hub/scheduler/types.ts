@@ -92,7 +92,24 @@ export type SchedulerEvent =
   | { type: "agree-sync"; clientId: string }
   /** A client's environments do not all fit the run (`describeMismatch`): it was told the same over /swarm. */
   | { type: "env-mismatch"; clientId: string; message: string }
-  | { type: "client"; clientId: string; status: "connected" | "reconnected" | "disconnected" | "lost" };
+  | { type: "client"; clientId: string; status: "connected" | "reconnected" | "disconnected" | "lost" }
+  /**
+   * An environment's episodes have waited `SchedulerOptions.waitingReportMs` with no connected client able to
+   * run them (its batches cannot finish, so training waits): `message` says what it waits for and the fix.
+   */
+  | { type: "env-waiting"; env: string; queued: number; message: string }
+  /** A client that runs a reported environment connected: its episodes go on. */
+  | { type: "env-served"; env: string; clients: string[]; message: string };
+
+/** An environment reported as waiting for a client (`Scheduler.waiting()`, the engine status). */
+export interface WaitingEnvironment {
+  env: string;
+  /** Its episodes queued for a client. */
+  queued: number;
+  /** How long no connected client could run it. */
+  waitingMs: number;
+  message: string;
+}
 
 /** The scheduler's running counters. */
 export interface Counters {

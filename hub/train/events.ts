@@ -63,6 +63,12 @@ export const RunEventSchema = z.discriminatedUnion("type", [
     filteredGroups: z.number().int(),
     /** Groups trained on (after filtering); absent in runs written before it was recorded. */
     trainedGroups: z.number().int().optional(),
+    /**
+     * Groups trained on per environment (after filtering): the mix the step trained, to set against the
+     * mixing weights (`perEnv` counts the episodes that finished since the last step, trained or not);
+     * absent in runs written before it was recorded.
+     */
+    trainedGroupsPerEnv: z.record(z.string(), z.number().int()).optional(),
     failures: z.record(z.string(), z.number().int()),
     /** Groups failed for good since the last step, and their ended episodes dropped from the pool (never trained). */
     failedGroups: z.object({ groups: z.number().int(), episodes: z.number().int() }).optional(),

@@ -147,6 +147,7 @@ export class StepStats {
       perPolicy,
       filteredGroups: reports.reduce((a, r) => a + r.droppedGroups.length, 0),
       trainedGroups: reports.reduce((a, r) => a + (r.outcome === "trained" ? r.groups : 0), 0),
+      trainedGroupsPerEnv: trainedPerEnv(reports),
       failures: this.#failures,
       failedGroups: this.#failedGroups,
       merging: { callTokens: merge.unmergedTokens - this.#merge.calls, sampleTokens: merge.mergedTokens - this.#merge.sample },
@@ -163,4 +164,14 @@ export class StepStats {
 
 function meanOf(xs: readonly number[]): number {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+}
+
+/** Groups each environment contributed to the steps that trained. */
+function trainedPerEnv(reports: readonly StepReport[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of reports) {
+    if (r.outcome !== "trained") continue;
+    for (const [env, n] of Object.entries(r.groupsPerEnv)) out[env] = (out[env] ?? 0) + n;
+  }
+  return out;
 }

@@ -86,13 +86,24 @@ export const ScheduleSchema = z.object({
   kind: z.enum(["constant", "linear", "cosine"]).describe("How the weight moves from start to end"),
   start: z.number().min(0).describe("Weight at step 0"),
   end: z.number().min(0).describe("Weight from `steps` on"),
-  steps: z.number().int().positive().describe("Step at which the end share is reached"),
+  steps: z
+    .number()
+    .int()
+    .positive()
+    .describe(
+      "Optimizer step at which the end weight is reached. Each batch is mixed with the weights of the step it is expected to train in (the steps trained so far plus the batches planned ahead of it), so a schedule follows the optimizer steps: a batch that filtering drops entirely (no step) does not move it",
+    ),
 });
 
 export const EnvironmentEntrySchema = z.object({
   name: z.string().min(1).describe("Environment name in the registry"),
   version: z.string().optional().describe("Exact version; the lockfile's or the newest when absent"),
-  weight: z.union([z.number().min(0), ScheduleSchema]).default(1).describe("Mixing weight, or a schedule"),
+  weight: z
+    .union([z.number().min(0), ScheduleSchema])
+    .default(1)
+    .describe(
+      "Mixing weight, or a schedule: this environment's share of each batch's batchTasks groups, relative to the other environments' weights. Each scheduled batch holds exactly its quotas (largest remainder over each environment's running deficit, so a small share is not starved); a training step takes groups in the order they finish, so one step's mix can differ from the quotas by a group or two (run.deterministic trains each batch as planned), and batching.filterEqualRewards drops groups without signal whatever their environment: each step event of metrics.jsonl has the mix it trained (`trainedGroupsPerEnv`). 0 leaves the environment out of training (evaluations still play it); at every step some environment needs a positive weight. Its episodes go only to clients that announce it (name@version, and the hash unless allowDev): while no connected client can, its share waits and so does training, and the server's log and /v1/engine/status (`waiting`) say so",
+    ),
   split: z.string().default("train").describe("Task split the environment draws training tasks from"),
   evalSplit: z.string().optional().describe("Split this environment's evaluations play; `eval.split` when absent (environments name their held-out splits differently)"),
   roles: z
@@ -288,6 +299,14 @@ export const RunConfigSchema = z.object({
     })
     .default({ every: 0, split: "test", tasks: 16, modes: ["greedy", "sampled"] }),
 }).superRefine((c, ctx) => {
+  const zero = allZeroWeightStep(c.environments.map((e) => e.weight));
+  if (zero !== null) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["environments"],
+      message: `every environment's weight is 0 ${zero === 0 ? "at step 0" : `from step ${zero} on`}: a batch there could hold no task (the run would never step); give an environment a positive weight at that step`,
+    });
+  }
   if (c.run.deterministic && (c.batching.strategy === "any-client" || c.batching.strategy === "all-clients")) {
     ctx.addIssue({
       code: "custom",
@@ -297,3 +316,17 @@ export const RunConfigSchema = z.object({
   }
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
+
+/**
+ * The first step at which every environment's weight is 0 (a weight or a schedule's start and end are
+ * its only values: a schedule moves monotonically between them), or null when there is none.
+ */
+function allZeroWeightStep(weights: ReadonlyArray<z.infer<typeof EnvironmentEntrySchema>["weight"]>): number | null {
+  const zeroAt = (w: (typeof weights)[number], step: number): boolean => {
+    if (typeof w === "number") return w === 0;
+    if (w.kind === "constant") return w.start === 0;
+    return (step >= w.steps ? w.end : step === 0 ? w.start : Math.max(w.start, w.end)) === 0;
+  };
+  const steps = [0, ...weights.flatMap((w) => (typeof w === "number" ? [] : [w.steps]))].sort((a, b) => a - b);
+  return steps.find((step) => weights.every((w) => zeroAt(w, step))) ?? null;
+}

@@ -81,6 +81,8 @@ export interface StepReport {
   samples: number;
   /** Groups (tasks) trained on. */
   groups: number;
+  /** Groups trained on per environment: the step's mix, after filtering. */
+  groupsPerEnv: Record<string, number>;
   droppedGroups: DroppedGroup[];
   /** In-flight episodes abandoned by this sync's drain. */
   abandoned: number;
@@ -368,6 +370,7 @@ export class TrainingCoordinator {
       episodeIds: [...new Set(kept.map((e) => e.episodeId))],
       samples: samples.length,
       groups: new Set(kept.map((e) => e.group)).size,
+      groupsPerEnv: groupsPerEnv(kept),
       droppedGroups: dropped,
       abandoned,
       ...summarize(samples),
@@ -480,4 +483,15 @@ function summarize(samples: readonly Sample[]): Pick<StepReport, "tokens" | "los
     sampleVersions: lossTokens ? { min, max } : { min: -1, max: -1 },
     meanReward: samples.length ? reward / samples.length : 0,
   };
+}
+
+/** Distinct groups per environment among pooled entries. */
+function groupsPerEnv(entries: readonly PoolEntry[]): Record<string, number> {
+  const groups = new Map<string, Set<string>>();
+  for (const e of entries) {
+    const set = groups.get(e.env) ?? new Set<string>();
+    set.add(e.group);
+    groups.set(e.env, set);
+  }
+  return Object.fromEntries([...groups].map(([env, set]) => [env, set.size]));
 }

@@ -22,7 +22,11 @@ Options:
   --server URL        The swarm server, e.g. http://127.0.0.1:8700 (required; env AGENTJET_SERVER)
   --token TOKEN       Client token (env AGENTJET_CLIENT_TOKEN); prefer the environment variable, since
                       arguments are visible to other users of this machine
-  --envs a,b          Environments to offer (default: every local plugin and every installed one)
+  --envs a,b          Environments to offer (default: every local plugin and every installed one).
+                      The server sends a client episodes only of environments it offers (name@version,
+                      and the run's hash unless it allows development versions); an environment of the
+                      run that no connected client offers waits, and so does training: the server's
+                      log and /v1/engine/status ("waiting") name it until a client for it connects
   --env-path DIR      A local plugin folder, or a folder of them; repeatable. A local plugin wins over
                       the installed one of the same name and is announced as a development version
                       with the hash of its files. Runs that pin a hash refuse it (both sides say so)

@@ -17,9 +17,10 @@ agentjet train (which is this server plus local clients, progress output and a r
     curl -X POST $URL/v1/engine/config -H "authorization: Bearer $ADMIN" \\
          -H 'content-type: application/json' -d '{"config": {...}}'
     curl -X POST $URL/v1/engine/start -H "authorization: Bearer $ADMIN" -H 'content-type: application/json' -d '{}'
-  GET /v1/engine/status shows the state (offline, booting, rolling, draining, syncing), the step and
-  the weight versions; POST /v1/engine/stop stops it cleanly (a checkpoint), /start starts it again
-  and continues from that checkpoint.
+  GET /v1/engine/status shows the state (offline, booting, rolling, draining, syncing), the step,
+  the weight versions and the environments whose episodes wait for a client that can run them
+  ("waiting"; also a warning in the log); POST /v1/engine/stop stops it cleanly (a checkpoint),
+  /start starts it again and continues from that checkpoint.
 
 Clients, from this machine or others:
   agentjet client --server http://<this host>:<port> --token $CLIENT --envs <name>   scheduled episodes

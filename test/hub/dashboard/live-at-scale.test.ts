@@ -44,7 +44,7 @@ beforeAll(async () => {
     store.claim({ episodeId, clientId: `client-${i % CLIENTS}` });
     activity.sent(`client-${i % CLIENTS}`, { type: "assign", episode: { episodeId } } as never);
   }
-  const status: EngineStatus = { state: "rolling", step: 10, versions: { main: 10 }, configured: true, starts: 1, runDir: dir, clients: [], inFlight: IN_FLIGHT, lastRun: null, error: null };
+  const status: EngineStatus = { state: "rolling", step: 10, versions: { main: 10 }, configured: true, starts: 1, runDir: dir, clients: [], inFlight: IN_FLIGHT, waiting: [], lastRun: null, error: null };
   // TEST DOUBLE of the scheduler's counters (the scheduler is not under test here).
   const scheduler = { stats: () => ({ clients: CLIENTS, connected: CLIENTS, queued: 0, inFlight: IN_FLIGHT, assigned: 0, ended: 0, aborted: 0, lost: 0, retried: 0, failedGroups: 0, staleResults: 0, batchesCompleted: 10 }) };
   const source: DashboardSource = {

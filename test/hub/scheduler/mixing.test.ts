@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { apportion, planQuotas, sharesAt, weightAt } from "../../../hub/scheduler/index.ts";
+import { allZeroStep, apportion, planQuotas, sharesAt, weightAt } from "../../../hub/scheduler/index.ts";
 
 describe("weights and schedules", () => {
   it("follows constant, linear and cosine schedules from the start share to the end share by step N", () => {
@@ -17,6 +17,17 @@ describe("weights and schedules", () => {
   it("normalises weights into shares", () => {
     expect(sharesAt([1, 3], 0)).toEqual([0.25, 0.75]);
     expect(sharesAt([0, 0], 0)).toEqual([0, 0]);
+  });
+
+  it("finds the first step where every weight is 0 (a batch there holds nothing)", () => {
+    const down = { kind: "linear", start: 1, end: 0, steps: 10 } as const;
+    const up = { kind: "cosine", start: 0, end: 1, steps: 5 } as const;
+    expect(allZeroStep([0, 0])).toBe(0);
+    expect(allZeroStep([up, 0])).toBe(0);
+    expect(allZeroStep([down, 0])).toBe(10);
+    expect(allZeroStep([down, { ...down, steps: 30 }])).toBe(30);
+    expect(allZeroStep([down, up])).toBeNull();
+    expect(allZeroStep([0, 1])).toBeNull();
   });
 });
 

@@ -288,4 +288,129 @@ describe("Scheduler", () => {
     expect(d.open().map((a) => a.task.id).sort()).toEqual(planned);
     expect(d.open()[0]!.episodeId.startsWith("b1-")).toBe(true);
   });
+
+  it("a resumed scheduler re-plans an unfinished batch at the step it was mixed at, whatever mixStep says now", async () => {
+    const schedule = [
+      { name: "a", version: "1.0.0", weight: { kind: "linear", start: 1, end: 0, steps: 2 }, split: "train", agents: solo, roles: { solver: "policy" }, maxTurns: 4 },
+      { name: "b", version: "1.0.0", weight: 1, split: "train", agents: solo, roles: { solver: "policy" }, maxTurns: 4 },
+    ] as const;
+    const first = await make({ maxBatches: 1, environments: [...schedule], mixStep: () => 0 });
+    first.scheduler.start();
+    const c = new SimClient(first.scheduler, "c", both, 8);
+    c.hello();
+    // a's group completes; b's is still running when the run stops.
+    await until(() => {
+      for (const x of c.open()) if (x.env.name === "a") c.end(x);
+      return c.assignments().filter((x) => x.env.name === "a").length === 2 && c.open().length === 2;
+    });
+    const state = JSON.parse(JSON.stringify(first.scheduler.snapshot()));
+    expect(state).toMatchObject({ nextBatch: 0, mixSteps: [0], doneGroups: ["0:0"] });
+    // By now the run's step says a's weight is 0: the re-planned batch still holds a's completed group.
+    const second = await make({ maxBatches: 1, environments: [...schedule], mixStep: () => 5, state });
+    second.scheduler.start();
+    const d = new SimClient(second.scheduler, "d", both, 8);
+    d.hello();
+    await drive([d], () => second.batches().length === 1);
+    expect(second.batches()[0]).toMatchObject({ quotas: { a: 1, b: 1 }, filled: { a: 1, b: 1 } });
+    expect(d.assignments().map((x) => x.env.name)).toEqual(["b", "b"]);
+  });
+
+  it("reports an environment no connected client can run, once, with the fix, and again when a client for it connects", async () => {
+    const { scheduler, events, batches } = await make({ maxBatches: 2, waitingReportMs: 100 });
+    const waitingFor = (env: string) => events.filter((e) => e.type === "env-waiting" && e.env === env);
+    scheduler.start();
+    // Before any client connected the run says it waits for clients: no environment is singled out.
+    await new Promise((r) => setTimeout(r, 250));
+    expect(events.filter((e) => e.type === "env-waiting")).toHaveLength(0);
+    const onlyA = new SimClient(scheduler, "only-a", [{ name: "a", version: "1.0.0" }], 8);
+    onlyA.hello();
+    await until(() => {
+      for (const x of onlyA.open()) onlyA.end(x);
+      return waitingFor("b").length > 0;
+    });
+    const [report] = waitingFor("b");
+    expect(report).toMatchObject({ env: "b", queued: 2 });
+    expect(report!.type === "env-waiting" && report.message).toMatch(/no connected client can run b@1\.0\.0 .*2 of its episodes wait.*training waits.*agentjet client --envs b/);
+    expect(scheduler.waiting()).toMatchObject([{ env: "b", queued: 2 }]);
+    expect(waitingFor("a")).toHaveLength(0);
+    // Only a's share of the planned batches ran: none finished.
+    expect(batches()).toHaveLength(0);
+    expect(onlyA.assignments().every((x) => x.env.name === "a")).toBe(true);
+
+    // A client for b joins late: it is said, and the batches finish with their quotas.
+    const onlyB = new SimClient(scheduler, "only-b", [{ name: "b", version: "1.0.0" }], 8);
+    onlyB.hello();
+    expect(events.filter((e) => e.type === "env-served")).toMatchObject([{ env: "b", clients: ["only-b"] }]);
+    expect(scheduler.waiting()).toEqual([]);
+    await drive([onlyA, onlyB], () => batches().length === 2);
+    for (const b of batches()) expect(b.filled).toEqual({ a: 1, b: 1 });
+    expect(onlyB.assignments().every((x) => x.env.name === "b")).toBe(true);
+    expect(waitingFor("b")).toHaveLength(1);
+  });
+
+  it("reports the environment whose only client disconnected, naming that client", async () => {
+    const { scheduler, events } = await make({ maxBatches: 2, waitingReportMs: 100, leaseMs: 60_000 });
+    scheduler.start();
+    const onlyA = new SimClient(scheduler, "only-a", [{ name: "a", version: "1.0.0" }], 8);
+    const onlyB = new SimClient(scheduler, "only-b", [{ name: "b", version: "1.0.0" }], 8);
+    onlyA.hello();
+    onlyB.hello();
+    await until(() => onlyB.open().length === 2);
+    onlyB.disconnect();
+    await until(() => {
+      onlyA.heartbeat();
+      return events.some((e) => e.type === "env-waiting");
+    }, 10_000);
+    const report = events.find((e) => e.type === "env-waiting");
+    expect(report).toMatchObject({ env: "b", queued: 2 });
+    expect(report?.type === "env-waiting" && report.message).toMatch(/no connected client can run b@1\.0\.0 for \d+ s \('only-b', which could, is gone\)/);
+  });
+  // Regression: every weight 0 planned empty batches forever, in one synchronous loop (a hang at 100% CPU).
+  it("refuses weights that are all 0 at some step, at creation", async () => {
+    const zero = (weight: SchedulerOptions["environments"][number]["weight"]) => ({ name: "a", version: "1.0.0", weight, split: "train", agents: solo, roles: { solver: "policy" }, maxTurns: 4 });
+    const create = (weights: Array<SchedulerOptions["environments"][number]["weight"]>) =>
+      createTestScheduler({ environments: weights.map((w, i) => ({ ...zero(w), name: `e${i}` })), loadTasks: async (env, split) => tasksOf(env, split, 3), registry: new ScriptedRegistry(), batchTasks: 2 });
+    await expect(create([0, 0])).rejects.toMatchObject({ code: "AJ_ERR_SCHEDULER_NO_WEIGHT", message: expect.stringContaining("at step 0") });
+    await expect(create([{ kind: "linear", start: 1, end: 0, steps: 4 }, 0])).rejects.toMatchObject({ message: expect.stringContaining("from step 4 on") });
+    const { scheduler } = await create([0, 1]);
+    open.push(scheduler);
+  });
+  // Regression: schedules moved with the batch index, so a run whose filtering dropped whole batches
+  // (an untrained policy, most groups all 0) reached a schedule's end share steps too early.
+  it("reads a schedule at the step mixStep gives (the run's optimizer step), not at the batch index", async () => {
+    let trained = 0;
+    const seen: number[] = [];
+    const { scheduler, batches } = await make({
+      maxBatches: 4,
+      environments: [
+        { name: "a", version: "1.0.0", weight: { kind: "linear", start: 1, end: 0, steps: 2 }, split: "train", agents: solo, roles: { solver: "policy" }, maxTurns: 4 },
+        { name: "b", version: "1.0.0", weight: 1, split: "train", agents: solo, roles: { solver: "policy" }, maxTurns: 4 },
+      ],
+      mixStep: (ahead) => {
+        seen.push(ahead);
+        return trained + ahead;
+      },
+    });
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    /** Ends the episodes of batches below `b` until `b` batches finished. */
+    const playTo = (b: number) =>
+      until(() => {
+        for (const x of c.open()) if (Number(/^b(\d+)-/.exec(x.episodeId)![1]) < b) c.end(x);
+        return batches().length === b;
+      });
+    // The first batches train nothing (filtered): the step stays 0, and batches 0-2 get its weights (the
+    // batch index moved on to 2, where a's schedule has reached 0).
+    await playTo(2);
+    trained = 2;
+    await playTo(4);
+    expect(batches().map((b) => b.quotas)).toEqual([
+      { a: 1, b: 1 },
+      { a: 1, b: 1 },
+      { a: 1, b: 1 },
+      { a: 0, b: 2 },
+    ]);
+    expect(seen.every((n) => n === 0)).toBe(true);
+  });
 });

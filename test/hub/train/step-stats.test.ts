@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SchedulerEvent } from "../../../hub/scheduler/types.ts";
 import { StepStats } from "../../../hub/train/step-stats.ts";
+import type { StepReport } from "../../../server/training/index.ts";
 import { createMergeStats } from "../../../server/training/merge-timelines.ts";
 
 function end(env: string, rewards: Record<string, number>, roles: Record<string, string>, purpose: "train" | "eval" = "train"): SchedulerEvent {
@@ -25,6 +26,15 @@ describe("StepStats", () => {
     expect(e.failures).toEqual({ timeout: 1 });
     expect(e.episodesPerS).toBe(1);
     expect(stats.take(2, 2, [], createMergeStats(), 3000)).toMatchObject({ perEnv: {}, perRole: {}, failures: {} });
+  });
+
+  it("counts the groups each environment contributed to the steps that trained (the trained mix)", () => {
+    const stats = new StepStats(new Map([["arith", 1]]), 0);
+    const report = (policy: string, outcome: StepReport["outcome"], groupsPerEnv: Record<string, number>) =>
+      ({ policy, outcome, groups: Object.values(groupsPerEnv).reduce((a, b) => a + b, 0), groupsPerEnv, droppedGroups: [] }) as unknown as StepReport;
+    const e = stats.take(1, 1, [report("a", "trained", { arith: 6, countdown: 2 }), report("b", "trained", { countdown: 1 }), report("c", "no-signal", { arith: 3 })], createMergeStats(), 1000);
+    expect(e.trainedGroupsPerEnv).toEqual({ arith: 6, countdown: 3 });
+    expect(e.trainedGroups).toBe(9);
   });
 
   // Deterministic runs printed 'r=0.362' in one run and 'r=0.363' in the other: the same 16 rewards,

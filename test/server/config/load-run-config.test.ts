@@ -36,6 +36,25 @@ describe("run config loading", () => {
     expect(ok.kind === "ok" && ok.config.run.deterministic).toBe(true);
   });
 
+  // Regression: with every weight 0 the scheduler planned empty batches forever, in one synchronous
+  // loop: the run hung at 100% CPU and ignored Ctrl-C and SIGTERM.
+  it("refuses mixing weights that are all 0 at some step, naming the step; a schedule that leaves 0 is fine", () => {
+    const envs = (a: string, b: string) => `policies:\n  main: {}\nenvironments:\n  - { name: arith, weight: ${a}, roles: { solver: main } }\n  - { name: countdown, weight: ${b}, roles: { solver: main } }\n`;
+    const refused = (a: string, b: string) => {
+      const r = parseRunConfig(envs(a, b));
+      return r.kind === "invalid" ? r.issues.filter((i) => i.path === "environments").map((i) => i.message) : [];
+    };
+    expect(refused("0", "0")).toEqual([expect.stringContaining("every environment's weight is 0 at step 0")]);
+    expect(refused("{ kind: linear, start: 0, end: 1, steps: 10 }", "0")).toEqual([expect.stringContaining("at step 0")]);
+    expect(refused("{ kind: linear, start: 1, end: 0, steps: 10 }", "{ kind: cosine, start: 2, end: 0, steps: 20 }")).toEqual([
+      expect.stringContaining("from step 20 on"),
+    ]);
+    expect(refused("{ kind: constant, start: 0, end: 5, steps: 10 }", "0")).toHaveLength(1);
+    expect(refused("0", "1")).toEqual([]);
+    expect(refused("{ kind: linear, start: 1, end: 0, steps: 10 }", "{ kind: linear, start: 0, end: 1, steps: 10 }")).toEqual([]);
+    expect(refused("{ kind: linear, start: 1, end: 0, steps: 10 }", "{ kind: linear, start: 0, end: 1, steps: 30 }")).toEqual([]);
+  });
+
   it("reports missing sections and bad enums", () => {
     const r = parseRunConfig("policies:\n  main:\n    tokenizer: qwen4\n");
     if (r.kind !== "invalid") throw new Error("expected invalid");

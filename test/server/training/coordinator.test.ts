@@ -93,7 +93,7 @@ describe("TrainingCoordinator", () => {
     await new Promise((r) => setImmediate(r));
     await coord.whenIdle();
     expect(reports).toHaveLength(1);
-    expect(reports[0]).toMatchObject({ groups: 2, episodes: 4 });
+    expect(reports[0]).toMatchObject({ groups: 2, episodes: 4, groupsPerEnv: { arith: 1, countdown: 1 } });
     expect(new Set(reports[0]!.episodeIds)).toEqual(new Set(["a1", "a2", "c1", "c2"]));
     // Advantages within each group: +a for the winner, -a for the loser, in both environments.
     const a = 0.5 / (Math.SQRT1_2 + 1e-6);
