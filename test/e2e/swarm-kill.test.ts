@@ -1,33 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClientEnvironment } from "../../sdk/swarm/client.ts";
-import { closeFixtureEnvs, openFixtureEnvs } from "./fixtures/fixture-envs.ts";
-import { type RealSwarm, startRealSwarm } from "./fixtures/real-swarm.ts";
-import { schedulerEnv, waitFor } from "./fixtures/scripted-swarm.ts";
-import { spawnClient, stopChild } from "./fixtures/spawn-client.ts";
+import { describe, expect, it } from "vitest";
+import { waitFor } from "./fixtures/scripted-swarm.ts";
+import { spawnClient } from "./fixtures/spawn-client.ts";
+import { twoEnvSwarm } from "./fixtures/two-env-swarm.ts";
 
-let countUp: ClientEnvironment;
-let relay: ClientEnvironment;
-let swarm: RealSwarm;
-const children: Array<ReturnType<typeof spawnClient>> = [];
-
-beforeAll(async () => {
-  [countUp, relay] = await openFixtureEnvs("count-up", "relay");
-});
-afterAll(async () => {
-  await Promise.all(children.map((c) => stopChild(c.child)));
-  await swarm?.close();
-  await closeFixtureEnvs(countUp, relay);
-});
+const suite = twoEnvSwarm();
 
 describe("a swarm of three clients on the real server, one killed mid-episode", () => {
   it("fills every batch with its quotas, with no duplicate or lost samples, re-running the killed client's episodes elsewhere", async () => {
     const groupSize = 3;
     const batches = 2;
-    swarm = await startRealSwarm([countUp.runtime, relay.runtime], {
-      environments: [
-        schedulerEnv(countUp.runtime, { weight: 0.5, hash: countUp.hash }),
-        schedulerEnv(relay.runtime, { weight: 0.5, hash: relay.hash }),
-      ],
+    const { countUp, relay, children } = suite;
+    const swarm = await suite.start({
       batchTasks: 4,
       groupSize,
       maxBatches: batches,

@@ -1,23 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClientEnvironment } from "../../sdk/swarm/client.ts";
-import { closeFixtureEnvs, openFixtureEnvs } from "./fixtures/fixture-envs.ts";
-import { type RealSwarm, startRealSwarm } from "./fixtures/real-swarm.ts";
-import { schedulerEnv, waitFor } from "./fixtures/scripted-swarm.ts";
-import { spawnClient, stopChild } from "./fixtures/spawn-client.ts";
+import { describe, expect, it } from "vitest";
+import { waitFor } from "./fixtures/scripted-swarm.ts";
+import { spawnClient } from "./fixtures/spawn-client.ts";
+import { twoEnvSwarm } from "./fixtures/two-env-swarm.ts";
 
-let countUp: ClientEnvironment;
-let relay: ClientEnvironment;
-let swarm: RealSwarm;
-const children: Array<ReturnType<typeof spawnClient>> = [];
-
-beforeAll(async () => {
-  [countUp, relay] = await openFixtureEnvs("count-up", "relay");
-});
-afterAll(async () => {
-  await Promise.all(children.map((c) => stopChild(c.child)));
-  await swarm?.close();
-  await closeFixtureEnvs(countUp, relay);
-});
+const suite = twoEnvSwarm();
 
 // Regression: when the only client that could run one environment of the mix died, its episodes waited
 // in the queue, the batches holding them never finished, and training stopped with nothing said (the
@@ -25,11 +11,8 @@ afterAll(async () => {
 describe("the only client of one environment of the mix is killed, and another joins late", () => {
   it("never routes that environment elsewhere, says what waits and why, and goes on with the quotas once a client for it joins", { timeout: 180_000 }, async () => {
     const batches = 3;
-    swarm = await startRealSwarm([countUp.runtime, relay.runtime], {
-      environments: [
-        schedulerEnv(countUp.runtime, { weight: 0.5, hash: countUp.hash }),
-        schedulerEnv(relay.runtime, { weight: 0.5, hash: relay.hash }),
-      ],
+    const { countUp, relay, children } = suite;
+    const swarm = await suite.start({
       batchTasks: 4,
       groupSize: 2,
       maxBatches: batches,
