@@ -74,6 +74,8 @@ export const INTEGRATION = [
   "test/server/engines/external/full-weight-sync.test.ts",
   "test/server/engines/external/openai-tokens-loop.test.ts",
   "test/server/engines/external/replicas.test.ts",
+  "test/server/engines/external/start-fresh.test.ts",
+  "test/server/engines/external/step-retry.test.ts",
   "test/server/engines/external/trainer-protocol.test.ts",
   "test/server/engines/frozen.test.ts",
   "test/server/openai/malformed-requests.test.ts",

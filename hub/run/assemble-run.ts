@@ -23,6 +23,8 @@ export interface AssembleRunOptions {
   schedulerState?: SchedulerState;
   /** The control-plane tokens the run's routes accept (the service's). */
   auth: AuthTokens;
+  /** Host names the run's routes accept besides the config's `server.allowedHosts` (the service's own). */
+  allowedHosts?: readonly string[];
   /** Engines by policy name instead of building them from the config (tests). */
   engines?: Record<string, Engine>;
   /** Optimizer steps the run has trained (its step counter): the step whose mixing weights a batch gets. */
@@ -61,7 +63,15 @@ export async function assembleRun(o: AssembleRunOptions): Promise<AssembledRun> 
   const { config } = o;
   const now = o.now ?? Date.now;
   const rewardRanges = new Map(o.envs.map((e) => [e.name, e.runtime.manifest.reward]));
-  const app = await buildServer({ config, runDir: o.runDir, now, auth: o.auth, rewardRanges, ...(o.engines ? { engines: o.engines } : {}) });
+  const app = await buildServer({
+    config,
+    runDir: o.runDir,
+    now,
+    auth: o.auth,
+    rewardRanges,
+    ...(o.allowedHosts ? { allowedHosts: o.allowedHosts } : {}),
+    ...(o.engines ? { engines: o.engines } : {}),
+  });
   try {
     const store = app.agentjet.store;
     const engines = new Map<string, Engine>([...app.agentjet.policies].map(([name, p]) => [name, p.engine]));

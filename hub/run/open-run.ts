@@ -71,6 +71,8 @@ export async function openRun(
     attach: RunLoopOptions["attach"];
     /** The service's control-plane tokens: the run's routes accept the same. */
     tokens: AuthTokens;
+    /** The host names the service gives out as its own (`origin`'s): the run's routes accept them too. */
+    allowedHosts?: readonly string[];
     /** Where the tokens are, for the run's log. */
     tokensNote?: string;
     /** Where the run's events go besides metrics.jsonl and `progress` (the service's log). */
@@ -174,6 +176,7 @@ async function openLocked(
       ...(o.engines ? { engines: o.engines } : {}),
       auth: service.tokens,
       trainedSteps: () => loop?.step() ?? resumed?.state.step ?? 0,
+      ...(service.allowedHosts ? { allowedHosts: service.allowedHosts } : {}),
       onSync: (reports) => loop?.onSync(reports),
       log,
     });
@@ -188,6 +191,8 @@ async function openLocked(
         run.ledger.rewindTo(0);
         log("warn", "the run stopped before its first checkpoint: starting it again from step 0 in the same directory");
       }
+      // engines whose weights live elsewhere (a trainer service) check they hold a new run's initial weights
+      for (const engine of run.engines.values()) await engine.startFresh?.();
       const { policies, frozen } = run.app.agentjet;
       await runStartStage({ config, runDir, projectDir: o.projectDir, envs, policies, frozen, emit, log, ...(o.signal ? { signal: o.signal } : {}) });
       // stopped during the start stage (the evaluation before the warm-start, the warm-start): its weights are partial

@@ -124,7 +124,7 @@ export class TrainingService {
     const app = Fastify({ logger: o.logger ?? false, bodyLimit: 16 * 1024 * 1024, frameworkErrors: answerFrameworkError });
     const service = new TrainingService(app, o, tokens);
     // The same tokens guard the run's routes (buildServer installs the hook there too).
-    service.#routes = installAuth(app, { tokens, allowedHosts: o.allowedHosts ?? o.config?.server.allowedHosts ?? [] });
+    service.#routes = installAuth(app, { tokens, allowedHosts: [...(o.allowedHosts ?? o.config?.server.allowedHosts ?? []), ...ownHostNames(o)] });
     app.setErrorHandler(answerError);
     // Every route this app does not have belongs to the run (OpenAI, episodes): forwarded untouched,
     // before its body is read, so the run's own limits, hooks and errors apply.
@@ -269,6 +269,7 @@ export class TrainingService {
           localOrigin: () => this.localOrigin(),
           attach: (scheduler, coordinator) => this.#relay.attach(scheduler, coordinator),
           tokens: this.#tokens,
+          allowedHosts: ownHostNames(this.#o),
           tokensNote: describeTokens(this.#tokens),
           log: (level, message, fields) => this.#log(level, message, fields),
         },
@@ -377,9 +378,23 @@ export class TrainingService {
   }
 }
 
+/**
+ * The host names this service gives out as its own (agents' base URL, the clients' server URL): its
+ * `publicUrl`'s, or this machine's name when bound to every interface. Accepted in `Host` on loopback
+ * connections: a machine's name that resolves to a loopback address (Debian's 127.0.1.1) got 403
+ * `AJ_ERR_HOST_NOT_ALLOWED` on every agent call of a client on the same machine.
+ */
+function ownHostNames(o: Pick<ServiceOptions, "host" | "publicUrl">): string[] {
+  if (o.publicUrl !== undefined) return [new URL(o.publicUrl).hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase()];
+  return isWildcard(o.host) ? [hostname().toLowerCase()] : [];
+}
+
+function isWildcard(host: string): boolean {
+  return host === "0.0.0.0" || host === "::" || host === "";
+}
+
 function defaultOrigin(host: string, port: number): string {
-  const wildcard = host === "0.0.0.0" || host === "::" || host === "";
-  const name = wildcard ? hostname() : host.includes(":") ? `[${host}]` : host;
+  const name = isWildcard(host) ? hostname() : host.includes(":") ? `[${host}]` : host;
   return `http://${name}:${port}`;
 }
 

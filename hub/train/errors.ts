@@ -67,7 +67,9 @@ export class WarmStartError extends TrainError {
 export class StorageError extends TrainError {
   readonly path: string;
   constructor(path: string, action: string, cause: unknown) {
-    const why = cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : String(cause);
+    // errno codes say it all (EACCES, ENOSPC); a coded error of ours (an engine's save: its trainer down) needs its words
+    const code = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
+    const why = !(cause instanceof Error) ? String(cause) : code === undefined ? cause.message : code.startsWith("AJ_ERR_") ? `${code}: ${cause.message}` : code;
     super("AJ_ERR_TRAIN_STORAGE", `cannot ${action} '${path}' (${why}); the run stops, keeping what it wrote before`, { cause });
     this.path = path;
   }

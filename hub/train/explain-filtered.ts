@@ -1,11 +1,17 @@
 import type { StepReport } from "../../server/training/index.ts";
 
 /**
- * Why a sync trained nothing, in words: which reward every dropped group shared. All 0 means the
- * policy never succeeds (warm-start it, or give the environment a shaped reward); all the top reward
- * means the tasks are too easy; one constant in between usually means a collapsed policy.
+ * Why a sync trained nothing, in words: a step that failed (its engine's error: a trainer down or
+ * refusing), else which reward every dropped group shared. All 0 means the policy never succeeds
+ * (warm-start it, or give the environment a shaped reward); all the top reward means the tasks are too
+ * easy; one constant in between usually means a collapsed policy.
  */
 export function explainFiltered(reports: readonly StepReport[]): string {
+  const failed = reports.filter((r) => r.outcome === "failed");
+  if (failed.length > 0) {
+    // its batch reached the engine, which said no: the filtering is not what stops the run
+    return failed.map((r) => `the training step of '${r.policy}' failed: ${r.error ?? "no error message"}`).join("; ");
+  }
   const byReward = new Map<number, number>();
   for (const r of reports) for (const g of r.droppedGroups) byReward.set(g.reward, (byReward.get(g.reward) ?? 0) + 1);
   const groups = [...byReward.values()].reduce((a, b) => a + b, 0);

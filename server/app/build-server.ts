@@ -45,6 +45,8 @@ export interface BuildServerOptions {
   reclaimTimer?: boolean;
   /** Declared reward ranges by environment name; episode ends outside them are refused (see `EpisodeStoreOptions`). */
   rewardRanges?: ReadonlyMap<string, RewardRange>;
+  /** Host names accepted on loopback binds besides `config.server.allowedHosts`: the names the service gives out as its own. */
+  allowedHosts?: readonly string[];
 }
 
 /** What `buildServer` hangs on the app for in-process users (the scheduler, the training path). */
@@ -100,7 +102,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   registerJsonBody(app);
   const ctx: ServerContext = { store, policies, frozen, sampling: config.sampling };
   const auth: AuthTokens = opts.auth ?? { adminToken: generateToken("admin"), clientTokens: [generateToken("client")] };
-  const routes = installAuth(app, { tokens: auth, allowedHosts: config.server.allowedHosts });
+  const routes = installAuth(app, { tokens: auth, allowedHosts: [...config.server.allowedHosts, ...(opts.allowedHosts ?? [])] });
   app.decorate("agentjet", { store, db, policies, frozen, config, auth, routes });
 
   app.setErrorHandler(answerError);

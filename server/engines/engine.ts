@@ -62,6 +62,12 @@ export interface Engine {
   train(batch: TrainBatch): Promise<TrainMetrics>;
   /** Log-probs of `ids[i]` given `ids[0..i)` for every i >= 1 (index 0 is 0). For checks and merging tests. */
   scoreTokens?(ids: readonly number[]): Promise<number[]>;
+  /**
+   * Called once before a run that starts from step 0 uses the engine (a resumed run calls `load` instead).
+   * An engine whose weights live outside this process checks that they are a new run's initial weights,
+   * where every sampler serves them, and throws what to fix otherwise (a trainer down or already trained).
+   */
+  startFresh?(): Promise<void>;
   save(dir: string): Promise<void>;
   load(dir: string): Promise<void>;
   close(): Promise<void>;

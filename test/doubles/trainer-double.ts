@@ -38,7 +38,9 @@ export interface TrainerDoubleOptions {
 }
 
 export interface TrainerDoubleRecord {
+  /** The steps applied (a step answered again by its `step_id` is counted in `replays`, not here). */
   trainSteps: Array<{ expectedVersion: number; samples: WireSample[]; tree?: WireTree }>;
+  replays: number;
   publishes: PublishResponse[];
   saves: string[];
   loads: string[];
@@ -63,7 +65,9 @@ export function buildTrainerDouble(opts: TrainerDoubleOptions = {}): TrainerDoub
   let version = opts.version ?? 0;
   let steps = 0;
   let tokensTrained = 0;
-  const received: TrainerDoubleRecord = { trainSteps: [], publishes: [], saves: [], loads: [] };
+  /** The last step applied with a `step_id`: sent again (same id and expected version), its answer comes back. */
+  let lastStep: { stepId: string; expectedVersion: number; answer: TrainStepResponse } | null = null;
+  const received: TrainerDoubleRecord = { trainSteps: [], replays: 0, publishes: [], saves: [], loads: [] };
   const app = Fastify({ logger: false, bodyLimit: 256 * 1024 * 1024 });
 
   app.addHook("onRequest", async (req, reply) => {
@@ -98,6 +102,10 @@ export function buildTrainerDouble(opts: TrainerDoubleOptions = {}): TrainerDoub
   app.post("/v1/train_step", async (req, reply) => {
     const body = parse(TrainStepRequestSchema, req.body, reply);
     if (!body) return reply;
+    if (lastStep && body.step_id === lastStep.stepId && body.expected_version === lastStep.expectedVersion && lastStep.answer.version === version) {
+      received.replays += 1;
+      return lastStep.answer;
+    }
     if (body.expected_version !== version) return versionConflict(reply, `step expects ${body.expected_version}`, "expected_version");
     received.trainSteps.push({ expectedVersion: body.expected_version, samples: body.samples, ...(body.tree ? { tree: body.tree } : {}) });
     // At the behaviour policy the PPO ratio is 1, so the clipped loss is the token-mean of -A*w.
@@ -116,6 +124,7 @@ export function buildTrainerDouble(opts: TrainerDoubleOptions = {}): TrainerDoub
       version,
       metrics: { loss: tokens ? sum / tokens : 0, tokens, grad_norm: 0, clip_fraction: 0, kl: 0, duration_ms: 0 },
     };
+    lastStep = body.step_id === undefined ? null : { stepId: body.step_id, expectedVersion: body.expected_version, answer: out };
     return out;
   });
 
@@ -174,6 +183,7 @@ export function buildTrainerDouble(opts: TrainerDoubleOptions = {}): TrainerDoub
     if (text === undefined) return sendError(reply, 404, "not_found", `no checkpoint in ${body.dir}`, "dir");
     const saved = JSON.parse(text) as { version: number; steps: number; tokensTrained: number };
     version = saved.version;
+    lastStep = null;
     steps = saved.steps;
     tokensTrained = saved.tokensTrained;
     received.loads.push(body.dir);

@@ -1,6 +1,8 @@
+import { createHash } from "node:crypto";
 import { EngineSchema, type EngineConfig } from "../../config/run-config.ts";
 import type { Engine, GenerateResult, SamplingParams } from "../engine.ts";
 import type { TrainBatch, TrainMetrics } from "../../training/sample.ts";
+import { TrainerRequestError, TrainerStateError, TrainerUnavailableError } from "../trainer/errors.ts";
 import { createTrainerClient, type TrainerClient } from "../trainer/trainer-client.ts";
 import { ContextOverflowError, EngineConfigError, NoReplicaError, PublishFailedError, ReplicaUnavailableError } from "./errors.ts";
 import type { InferenceApi } from "./inference-api.ts";
@@ -27,6 +29,7 @@ export interface ReplicaStatus {
 /** The `openai-tokens` engine: an Engine that also reports its replicas. */
 export interface OpenAITokensEngineHandle extends Engine {
   replicaStatus(): ReplicaStatus[];
+  startFresh(): Promise<void>;
 }
 
 export interface OpenAITokensEngineDeps {
@@ -68,6 +71,8 @@ class OpenAITokensEngine implements OpenAITokensEngineHandle {
   /** Draining replicas' wake-ups: called when their last running call ends. */
   private readonly idle = new Map<Replica, () => void>();
   private queue: Promise<unknown> = Promise.resolve();
+  /** A step whose `train` failed (its answer lost, or its publish): sent again, the trainer answers it, never applies it twice. */
+  private unfinished: { stepId: string; expectedVersion: number } | undefined;
 
   constructor(private readonly cfg: OpenAITokensEngineConfig, deps: OpenAITokensEngineDeps) {
     const doFetch = deps.fetch ?? fetch;
@@ -156,11 +161,59 @@ class OpenAITokensEngine implements OpenAITokensEngineHandle {
   train(batch: TrainBatch): Promise<TrainMetrics> {
     return this.serialize(async () => {
       if (this.cfg.verifyServedTokens) this.ledger.verify(batch);
-      if (this.trainedVersion > this.current.version) await this.publish(this.trainedVersion);
-      const metrics = await this.trainer.trainStep(this.trainedVersion, batch);
+      const stepId = batchId(batch);
+      // The batch of a step that failed, again (the coordinator retries a failed step with its batch): a
+      // step whose answer was lost (a timeout) may be applied, and one whose publish failed is. Sent with
+      // its expected version and id, the trainer answers it once more; it was refused 409 for good after a
+      // lost answer, and trained twice after a failed publish.
+      const again = this.unfinished?.stepId === stepId ? this.unfinished : undefined;
+      if (!again && this.trainedVersion > this.current.version) await this.publish(this.trainedVersion);
+      const expectedVersion = again?.expectedVersion ?? this.trainedVersion;
+      this.unfinished = { stepId, expectedVersion };
+      const metrics = await this.trainer.trainStep(expectedVersion, batch, stepId).catch((e: unknown) => {
+        throw e instanceof TrainerRequestError && e.trainerCode === "version_conflict" ? versionConflict(e) : e;
+      });
       this.trainedVersion = metrics.version;
       await this.publish(metrics.version);
+      this.unfinished = undefined;
       return metrics;
+    });
+  }
+
+  /**
+   * A new run: the trainer must answer, train the config's kind of weights and hold version 0 (a trainer
+   * left at version N by an earlier run refused every step of this one, after its episodes had run on
+   * weights recorded as version 0). With full weights, version 0 is published again and every replica
+   * reloads it, so weights left in the publish folder or in a running replica by an earlier run never
+   * serve this one (and a replica that cannot reload, one without the dev-mode routes, fails here).
+   */
+  startFresh(): Promise<void> {
+    return this.serialize(async () => {
+      const url = this.cfg.trainer.url;
+      const status = await this.trainer.status().catch((e: unknown) => {
+        if (e instanceof TrainerUnavailableError) {
+          throw new TrainerUnavailableError(`the trainer does not answer (${e.message}): start it before the run (python3 -m agentjet_trainer, docs/deploy.md) or correct engine.trainer.url`, e);
+        }
+        if (e instanceof TrainerRequestError && e.status === 401) {
+          throw new TrainerRequestError(e.status, e.trainerCode, `${url} refused the key: engine.trainer.apiKey must be the trainer's --api-key ($AGENTJET_TRAINER_API_KEY)`, { cause: e });
+        }
+        throw e;
+      });
+      if (status.mode !== this.cfg.weights) {
+        throw new EngineConfigError(
+          `the trainer at ${url} trains ${status.mode} weights (--mode ${status.mode}) but the engine config says weights: ${this.cfg.weights} (lora when not set): make them the same`,
+        );
+      }
+      if (status.version !== 0) {
+        throw new TrainerStateError(
+          `the trainer at ${url} is at version ${status.version} (${status.steps} steps trained), not 0: it trained for another run, or for a start of this run that wrote no checkpoint. A new run starts from the initial weights: restart the trainer, or --resume the run it trained (its checkpoint is loaded into the trainer)`,
+        );
+      }
+      this.trainedVersion = 0;
+      if (status.mode !== "full") return;
+      // What the replicas hold is unknown until they reload: one that fails now is reloaded before it serves.
+      for (const r of this.pool.replicas) r.version = -1;
+      await this.publish(0, true);
     });
   }
 
@@ -174,6 +227,7 @@ class OpenAITokensEngine implements OpenAITokensEngineHandle {
     return this.serialize(async () => {
       const { version } = await this.trainer.load(dir);
       this.trainedVersion = version;
+      this.unfinished = undefined;
       // The checkpoint's weights may differ from what the replicas hold under the same version.
       await this.publish(version, true);
     });
@@ -205,7 +259,10 @@ class OpenAITokensEngine implements OpenAITokensEngineHandle {
         : await Promise.allSettled(this.pool.replicas.map((r) => this.syncReplica(r, target, force)));
     const failures = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
     if (failures.length === results.length) {
-      throw new PublishFailedError(`no replica loaded version ${version}; version ${this.current.version} keeps serving`, failures[0]);
+      // the replica's words (a missing dev-mode route, an unreachable URL) say what to fix
+      const why = failures[0] instanceof Error ? `: ${failures[0].message}` : "";
+      const keeps = this.current.version < version ? `; version ${this.current.version} keeps serving` : "";
+      throw new PublishFailedError(`no replica loaded version ${version}${keeps}${why}`, failures[0]);
     }
     const previous = this.current;
     this.current = target;
@@ -284,6 +341,29 @@ class OpenAITokensEngine implements OpenAITokensEngineHandle {
     }
     await Promise.all(jobs);
   }
+}
+
+/** The id a step's batch is sent with: the same samples give the same id. */
+function batchId(batch: TrainBatch): string {
+  const h = createHash("sha256");
+  for (const s of batch.samples) {
+    h.update(Float64Array.from([s.tokenIds.length, s.advantage, s.weight]));
+    h.update(Int32Array.from(s.tokenIds));
+    h.update(Int8Array.from(s.lossMask));
+    h.update(Float64Array.from(s.logprobs));
+  }
+  h.update(batch.prefixTree ? "tree" : "flat");
+  return h.digest("hex").slice(0, 32);
+}
+
+/** A step refused for its version: the trainer lost this run's weights (restarted) or another run trains on it. */
+function versionConflict(e: TrainerRequestError): TrainerRequestError {
+  return new TrainerRequestError(
+    e.status,
+    e.trainerCode,
+    `${e.detail}; the trainer restarted (its weights are gone) or another run trains on it: stop this run and --resume it, which loads its last checkpoint into the trainer`,
+    { cause: e },
+  );
 }
 
 /**

@@ -1,3 +1,4 @@
+import { describeFetchFailure } from "../../errors.ts";
 import { ReplicaProtocolError, ReplicaRequestError, ReplicaUnavailableError } from "./errors.ts";
 
 export interface ReplicaHttp {
@@ -55,7 +56,7 @@ export function createReplicaHttp(opts: { fetch: typeof fetch; apiKey?: string; 
         res = await opts.fetch(url, init);
         text = await res.text();
       } catch (cause) {
-        throw new ReplicaUnavailableError(url, networkError(cause), { cause });
+        throw new ReplicaUnavailableError(url, describeFetchFailure(cause), { cause });
       }
       if (res.ok) return text;
       throw failure(url, res.status, text);
@@ -67,7 +68,7 @@ export function createReplicaHttp(opts: { fetch: typeof fetch; apiKey?: string; 
       try {
         res = await opts.fetch(url, init);
       } catch (cause) {
-        throw new ReplicaUnavailableError(url, networkError(cause), { cause });
+        throw new ReplicaUnavailableError(url, describeFetchFailure(cause), { cause });
       }
       if (!res.ok || !res.body) throw failure(url, res.status, await res.text().catch(() => ""));
       const decoder = new TextDecoder();
@@ -96,12 +97,4 @@ export function createReplicaHttp(opts: { fetch: typeof fetch; apiKey?: string; 
       }
     },
   };
-}
-
-/** A failed fetch's message with its network cause ("fetch failed" alone does not say that nothing listens there). */
-function networkError(cause: unknown): string {
-  const message = (cause as Error).message;
-  const inner = (cause as { cause?: { code?: unknown; message?: unknown } }).cause;
-  const detail = typeof inner?.code === "string" ? inner.code : typeof inner?.message === "string" ? inner.message : undefined;
-  return detail && !message.includes(detail) ? `${message} (${detail})` : message;
 }

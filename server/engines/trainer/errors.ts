@@ -7,10 +7,11 @@ export class TrainerRequestError extends AgentJetServerError {
   constructor(
     readonly status: number,
     readonly trainerCode: TrainerErrorCode | "unknown",
-    message: string,
+    /** What the trainer (or the client, adding what to do) said, without the status and code. */
+    readonly detail: string,
     options?: { cause?: unknown },
   ) {
-    super("AJ_ERR_TRAINER_REQUEST", `trainer ${status} ${trainerCode}: ${message}`, options);
+    super("AJ_ERR_TRAINER_REQUEST", `trainer ${status} ${trainerCode}: ${detail}`, options);
   }
 }
 
@@ -19,3 +20,9 @@ export class TrainerUnavailableError extends withCode(AgentJetServerError, "AJ_E
 
 /** The trainer speaks another protocol version than this client. */
 export class TrainerProtocolError extends withCode(AgentJetServerError, "AJ_ERR_TRAINER_PROTOCOL") {}
+
+/**
+ * A run that starts from step 0 found the trainer past version 0: its weights are not the initial ones (it
+ * trained for another run, or for a start of this run that wrote no checkpoint).
+ */
+export class TrainerStateError extends withCode(AgentJetServerError, "AJ_ERR_TRAINER_STATE") {}

@@ -54,6 +54,12 @@ export const TrainStepRequestSchema = z.object({
   samples: z.array(WireSampleSchema).min(1),
   /** Optional: which tokens share a context; the loss stays the samples' (a service may ignore it). */
   tree: WireTreeSchema.optional(),
+  /**
+   * Optional: the client's id of this batch. The same step sent again (this id and this expected_version)
+   * once the trainer applied it is answered with that step's answer instead of 409: a retry after a lost
+   * answer (a timeout, a dropped connection) learns what happened, and nothing is applied twice.
+   */
+  step_id: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/).optional(),
 });
 export type TrainStepRequest = z.infer<typeof TrainStepRequestSchema>;
 

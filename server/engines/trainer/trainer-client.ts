@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { buildPrefixTree } from "../../training/prefix-tree.ts";
 import type { TrainBatch, TrainMetrics } from "../../training/sample.ts";
+import { describeFetchFailure } from "../../errors.ts";
 import { TrainerProtocolError, TrainerRequestError, TrainerUnavailableError } from "./errors.ts";
 import {
   LoadResponseSchema,
@@ -30,8 +31,11 @@ export interface TrainerClientOptions {
 
 export interface TrainerClient {
   status(): Promise<StatusResponse>;
-  /** One optimizer step; refused unless the trainer is at `expectedVersion`. */
-  trainStep(expectedVersion: number, batch: TrainBatch): Promise<TrainMetrics>;
+  /**
+   * One optimizer step; refused unless the trainer is at `expectedVersion`. With `stepId`, the same call
+   * made again after the trainer applied it gets that step's answer (a retry after a lost answer).
+   */
+  trainStep(expectedVersion: number, batch: TrainBatch, stepId?: string): Promise<TrainMetrics>;
   publish(request: PublishRequest): Promise<PublishResponse>;
   save(dir: string): Promise<{ dir: string; version: number }>;
   load(dir: string): Promise<{ dir: string; version: number }>;
@@ -72,7 +76,7 @@ export function createTrainerClient(opts: TrainerClientOptions): TrainerClient {
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (cause) {
-      throw new TrainerUnavailableError(`${method} ${base}${path}: ${(cause as Error).message}`, cause);
+      throw new TrainerUnavailableError(`${method} ${base}${path}: ${describeFetchFailure(cause)}`, cause);
     }
     const spoken = res.headers.get(TRAINER_PROTOCOL_HEADER);
     if (spoken !== null && spoken !== String(TRAINER_PROTOCOL_VERSION)) {
@@ -101,11 +105,12 @@ export function createTrainerClient(opts: TrainerClientOptions): TrainerClient {
     async status() {
       return call("GET", "/v1/status", StatusResponseSchema);
     },
-    async trainStep(expectedVersion, batch) {
+    async trainStep(expectedVersion, batch, stepId) {
       const out = await call("POST", "/v1/train_step", TrainStepResponseSchema, {
         expected_version: expectedVersion,
         samples: toWireSamples(batch),
         ...(batch.prefixTree ? { tree: toWireTree(batch) } : {}),
+        ...(stepId === undefined ? {} : { step_id: stepId }),
       });
       const m = out.metrics;
       return {

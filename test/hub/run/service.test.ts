@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { request } from "node:http";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -35,6 +36,19 @@ async function playClientDriven(url: string, token: string, taskId: string, rewa
   const ended = await call(`${url}/v1/episodes/${begun.json.episode.episodeId}/end`, "POST", { rewards: { main: reward } }, token);
   expect(ended.status).toBe(200);
   return begun.json.episode.episodeId as string;
+}
+
+/** A request with its own `Host` header (fetch sets it from the URL). */
+function requestAs(host: string, url: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: body === undefined ? "GET" : "POST", headers: { ...headers, host } }, (res) => {
+      let text = "";
+      res.on("data", (d: Buffer) => (text += d.toString()));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
 }
 
 describe("TrainingService (agentjet serve)", () => {
@@ -97,5 +111,34 @@ describe("TrainingService (agentjet serve)", () => {
     } finally {
       db.close();
     }
+  });
+
+  // `agentjet serve --host 0.0.0.0` without --public-url (docs/deploy.md) gives agents this machine's name,
+  // which Debian resolves to 127.0.1.1: an agent on the same machine then reached the server on a loopback
+  // connection with that name in Host, and every call was refused 403 AJ_ERR_HOST_NOT_ALLOWED.
+  it("accepts the host name it gives out as its own on loopback connections, on its routes and the run's", { timeout: 120_000 }, async () => {
+    const project = tempDir("svc-host");
+    const publicUrl = "http://gpu-box.test:8700";
+    const service = await TrainingService.listen({ host: "127.0.0.1", port: 0, projectDir: project, runDir: join(project, "run"), publicUrl, log: () => undefined });
+    open.push(service);
+    const url = service.localOrigin();
+    const { adminToken, clientTokens } = service.tokens();
+    const status = { authorization: `Bearer ${clientTokens[0]!}` };
+    expect((await requestAs("gpu-box.test:8700", `${url}/v1/engine/status`, status)).status).toBe(200);
+    const other = await requestAs("other.test:8700", `${url}/v1/engine/status`, status);
+    expect(other.status).toBe(403);
+    expect(JSON.parse(other.body).error.code).toBe("AJ_ERR_HOST_NOT_ALLOWED");
+
+    expect((await call(`${url}/v1/engine/config`, "POST", { config: await smallConfig("tasks", 1) }, adminToken)).status).toBe(200);
+    expect((await call(`${url}/v1/engine/start`, "POST", {}, adminToken)).status).toBe(200);
+    const begun = await call(`${url}/v1/episodes/begin`, "POST", { taskId: "1+1", env: "raw" }, clientTokens[0]);
+    expect(begun.json.baseUrl).toBe(`${publicUrl}/v1`);
+    const chat = await requestAs(
+      "gpu-box.test:8700",
+      `${url}/v1/chat/completions`,
+      { authorization: `Bearer ${begun.json.keys.main as string}`, "content-type": "application/json" },
+      JSON.stringify({ model: "main", messages: [{ role: "user", content: "1+1=" }] }),
+    );
+    expect(chat.status, chat.body).toBe(200);
   });
 });

@@ -28,6 +28,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--api-key", default=os.environ.get("AGENTJET_TRAINER_API_KEY"), help="Require this bearer key (default $AGENTJET_TRAINER_API_KEY)")
     p.add_argument("--device", default="cuda", help="cuda, cuda:1, cpu (under torchrun: cuda means one GPU per rank, by LOCAL_RANK)")
     p.add_argument("--publish-dir", default="./publish", help="Where published adapters/weights go; the inference engine must read it")
+    p.add_argument(
+        "--keep-published",
+        type=int,
+        default=0,
+        help="Full mode: keep only the newest N published v<k> folders (each a whole model); 0 keeps every one",
+    )
     p.add_argument("--lr", type=float, default=1e-5)
     p.add_argument("--beta1", type=float, default=0.9)
     p.add_argument("--beta2", type=float, default=0.999)
@@ -57,6 +63,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def refusal(args: argparse.Namespace, cuda_available: bool) -> str | None:
+    """Why these flags cannot start here, in words (they ended in a traceback from deep inside torch or peft)."""
+    if args.model == "agentjet-tiny" and args.mode != "full":
+        return "--model agentjet-tiny trains full weights only: add --mode full (the default, lora, needs a Hugging Face model and peft)"
+    if args.device.startswith("cuda") and not cuda_available:
+        return f"--device {args.device} (the default is cuda) but this torch sees no CUDA GPU: pass --device cpu to train on the CPU (tiny models), or check the GPU and the CUDA build of torch"
+    return None
+
+
 def _interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
@@ -64,6 +79,10 @@ def _interrupt(*_: object) -> None:
 def main(argv: list[str]) -> None:
     args = parse_args(argv)
     import torch
+
+    why = refusal(args, torch.cuda.is_available())
+    if why is not None:
+        sys.exit(f"agentjet trainer: {why}")
 
     from .backend import CURRENT_LINK, TorchBackend, TrainerSettings
     from .data_parallel import DataParallel, FsdpUnavailable, Rank0Backend, check_fsdp, launched_by_torchrun, serve_worker

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import re
+import shutil
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ class TrainerSettings:
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
     )
     publish_dir: str = "./publish"
+    #: Full weights: after each publish, the published `v<k>` folders older than the newest this many are
+    #: removed (each is a whole model: a 7B in bf16 is 15 GB a step); 0 keeps every one.
+    keep_published: int = 0
     #: dtype of published full weights (bf16 for inference engines; the tiny CPU model keeps fp32).
     publish_dtype: torch.dtype = torch.bfloat16
     gradient_checkpointing: bool = False
@@ -73,6 +77,19 @@ def point_current_at(publish_dir: str, path: str) -> None:
         os.unlink(tmp)
     os.symlink(os.path.basename(path), tmp)
     os.replace(tmp, link)
+
+
+def prune_published(publish_dir: str, keep: int, newest: int) -> list[str]:
+    """Removes the `v<k>` folders with k <= newest - keep, never the one `current` points at; returns their names."""
+    current = os.path.realpath(os.path.join(publish_dir, CURRENT_LINK))
+    removed = []
+    for name in sorted(os.listdir(publish_dir)):
+        m = re.fullmatch(r"v(\d+)", name)
+        path = os.path.join(publish_dir, name)
+        if m and int(m.group(1)) <= newest - keep and os.path.realpath(path) != current:
+            shutil.rmtree(path)
+            removed.append(name)
+    return removed
 
 
 def _safe_name(s: str) -> str:
@@ -283,6 +300,8 @@ class TorchBackend:
         state = {k: v.detach().to(self.settings.publish_dtype) for k, v in self.gather_state().items()}
         self.model.save_pretrained(path, state_dict=state)
         point_current_at(self.settings.publish_dir, path)
+        if self.settings.keep_published > 0:
+            prune_published(self.settings.publish_dir, self.settings.keep_published, self.version)
         for url in request.load_into:
             try:
                 reload_weights(url, path)

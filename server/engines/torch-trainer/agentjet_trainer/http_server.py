@@ -2,7 +2,8 @@
 
 The backend does the work (see backend.py); this module only speaks the protocol. Mutating requests
 are serialised by one lock: a second one while one runs is answered 409 `busy`, never queued, so a
-client that timed out and retried learns it instead of stepping twice.
+client that timed out and retried learns it instead of stepping twice; once the step is done, the same
+step sent again (its `step_id` and `expected_version`) gets the answer the client lost.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ MAX_BODY = 1 << 30
 def make_server(backend: Backend, host: str = "127.0.0.1", port: int = 8800, api_key: str | None = None) -> ThreadingHTTPServer:
     lock = threading.Lock()
     busy = threading.Event()
+    #: The last step applied with a `step_id`: its id, its expected version and its answer.
+    last_step: dict = {}
 
     def status() -> dict:
         return {
@@ -50,10 +53,22 @@ def make_server(backend: Backend, host: str = "127.0.0.1", port: int = 8800, api
 
     def train_step(body: object) -> dict:
         step = parse_train_step(body)
+        answer = last_step.get("answer")
+        if (
+            answer is not None
+            and step.step_id == last_step["step_id"]
+            and step.expected_version == last_step["expected_version"]
+            and answer["version"] == backend.version
+        ):
+            return answer  # applied once already; its answer was lost on the way
         if step.expected_version != backend.version:
             raise ProtocolError(409, "version_conflict", f"trainer is at {backend.version}, step expects {step.expected_version}", "expected_version")
         metrics = backend.train_step(step)
-        return {"version": backend.version, "metrics": metrics}
+        out = {"version": backend.version, "metrics": metrics}
+        last_step.clear()
+        if step.step_id is not None:
+            last_step.update(step_id=step.step_id, expected_version=step.expected_version, answer=out)
+        return out
 
     def publish(body: object) -> dict:
         request = parse_publish(body)
@@ -69,6 +84,7 @@ def make_server(backend: Backend, host: str = "127.0.0.1", port: int = 8800, api
     def load(body: object) -> dict:
         directory = parse_load(body)
         backend.load(directory)
+        last_step.clear()
         return {"dir": directory, "version": backend.version}
 
     routes = {

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+STEP_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 
 class ProtocolError(Exception):
@@ -44,6 +45,8 @@ class Sample:
 class TrainStep:
     expected_version: int
     samples: list[Sample]
+    #: The client's id of this batch: the same step sent again after a lost answer gets that answer back.
+    step_id: str | None = None
 
 
 @dataclass
@@ -115,7 +118,10 @@ def parse_train_step(body: object) -> TrainStep:
     samples = b.get("samples")
     if not isinstance(samples, list) or not samples:
         raise invalid("samples must be a non-empty array", "samples")
-    return TrainStep(expected, [parse_sample(s, f"samples.{i}") for i, s in enumerate(samples)])
+    step_id = b.get("step_id")
+    if step_id is not None and (not isinstance(step_id, str) or not STEP_ID.match(step_id)):
+        raise invalid("step_id must be 1-128 characters of [A-Za-z0-9._-]", "step_id")
+    return TrainStep(expected, [parse_sample(s, f"samples.{i}") for i, s in enumerate(samples)], step_id)
 
 
 def parse_publish(body: object) -> Publish:

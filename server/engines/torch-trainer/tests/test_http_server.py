@@ -70,6 +70,22 @@ class HttpServerTest(unittest.TestCase):
         self.assertEqual(results[0][0], 200)
         self.assertEqual(self.backend.version, 1)
 
+    def test_a_step_sent_again_gets_its_first_answer(self):
+        step = {"expected_version": 0, "samples": [SAMPLE], "step_id": "batch-a"}
+        first = self.call("POST", "/v1/train_step", step)
+        self.assertEqual(first[0], 200)
+        # The client lost that answer (a timeout) and sends the step again: answered, not applied twice.
+        self.assertEqual(self.call("POST", "/v1/train_step", step)[:2], first[:2])
+        self.assertEqual((self.backend.version, self.backend.steps), (1, 1))
+        status, body, _ = self.call("POST", "/v1/train_step", {**step, "step_id": "batch-b"})
+        self.assertEqual((status, body["error"]["code"]), (409, "version_conflict"))
+        status, body, _ = self.call("POST", "/v1/train_step", {**step, "step_id": "bad id"})
+        self.assertEqual((status, body["error"]["param"]), (400, "step_id"))
+        # Loaded weights: the remembered answer no longer holds.
+        self.call("POST", "/v1/save", {"dir": "/c"})
+        self.call("POST", "/v1/load", {"dir": "/c"})
+        self.assertEqual(self.call("POST", "/v1/train_step", step)[1]["error"]["code"], "version_conflict")
+
     def test_save_then_load(self):
         self.call("POST", "/v1/train_step", {"expected_version": 0, "samples": [SAMPLE]})
         self.assertEqual(self.call("POST", "/v1/save", {"dir": "/c"})[1], {"dir": "/c", "version": 1})

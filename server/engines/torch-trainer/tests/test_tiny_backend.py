@@ -112,6 +112,18 @@ class TinyBackendTest(unittest.TestCase):
             for x, y in zip(twin.score(ids), b.score(ids)):
                 self.assertAlmostEqual(x, y, places=5)
 
+    def test_keep_published_removes_the_older_versions(self):
+        from agentjet_trainer.protocol import Publish
+
+        with tempfile.TemporaryDirectory() as d:
+            b = tiny_backend(publish_dir=d, keep_published=2)
+            b.publish(Publish(0))
+            for v in range(3):
+                b.train_step(step_of(batch(2), v))
+                b.publish(Publish(v + 1))
+            self.assertEqual(sorted(os.listdir(d)), ["current", "v2", "v3"])
+            self.assertEqual(os.readlink(os.path.join(d, "current")), "v3")
+
     def test_a_non_finite_gradient_is_refused_and_the_version_stays(self):
         b = tiny_backend()
         bad = batch(1)[0]

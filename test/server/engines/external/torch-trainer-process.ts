@@ -8,6 +8,8 @@ export interface TorchTrainerProcess {
   /** Everything the service printed. */
   output(): string;
   stop(): Promise<void>;
+  /** SIGKILL: the service dies as in a crash, answering nothing more. */
+  kill(): Promise<void>;
 }
 
 /**
@@ -31,7 +33,11 @@ export function startTorchTrainer(python: string, opts: { vocabSize: number; pub
           url: m[1]!,
           output: () => out,
           async stop() {
-            if (child.exitCode === null) child.kill("SIGTERM");
+            if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+            await exited;
+          },
+          async kill() {
+            if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
             await exited;
           },
         });

@@ -72,4 +72,15 @@ describe.skipIf(!hasPython)("TS trainer client against the Python service's prot
       await vllm.app.close();
     }
   });
+
+  it("a step sent again with its step_id gets the answer it lost, and is applied once", async () => {
+    const client = createTrainerClient({ url });
+    const { version, steps } = await client.status();
+    const batch = { samples: [{ tokenIds: [7, 8, 9], lossMask: [0, 1, 1], logprobs: [0, -1, -2], advantage: 1, weight: 1 }] };
+    const first = await client.trainStep(version, batch, "retry-me");
+    expect(first.version).toBe(version + 1);
+    expect(await client.trainStep(version, batch, "retry-me")).toEqual(first);
+    expect(await client.status()).toMatchObject({ version: version + 1, steps: steps + 1 });
+    await expect(client.trainStep(version, batch, "another")).rejects.toMatchObject({ status: 409, trainerCode: "version_conflict" });
+  });
 });

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, readlink, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,7 +9,9 @@ import { RunConfigSchema } from "../../../../server/config/run-config.ts";
 import { buildVllmDouble, type VllmDouble } from "../../../doubles/vllm-double.ts";
 import { createEmbeddedTokenizer } from "../../../../server/tokenizers/embedded.ts";
 import { mergeTimelines } from "../../../../server/training/merge-timelines.ts";
+import { runTraining } from "../../../../hub/train/run-training.ts";
 import { describeTorch } from "../../../helpers/torch-python.ts";
+import { quiet, readEvents } from "../../../hub/train/helpers.ts";
 import { claimSolver, postChat } from "../../helpers/build-test-server.ts";
 import { startTorchTrainer, type TorchTrainerProcess } from "./torch-trainer-process.ts";
 
@@ -113,4 +116,61 @@ describeTorch("swarm server + real torch trainer (tiny model, CPU) + vLLM double
     expect(status).toMatchObject({ protocol: 1, version: 2, mode: "full", model: "agentjet-tiny", steps: 2, tokens_trained: trainedTokens });
     expect(replicas.map((r) => r.reloads.length)).toEqual([2, 2]);
   }, 120_000);
+
+  // `agentjet train` as docs/deploy.md runs it, on CPU: the real trainer, a vLLM double in dev mode.
+  it("a run survives its trainer: killed mid-run it fails with the trainer's words and keeps its checkpoints; --resume after a restart finishes; a new run on a trained trainer is refused before any episode", async () => {
+    dir = await mkdtemp(join(tmpdir(), "aj-torch-run-"));
+    const publishDir = join(dir, "publish");
+    const vocabSize = createEmbeddedTokenizer().vocabSize;
+    trainer = await startTorchTrainer(python, { vocabSize, publishDir });
+    const d = buildVllmDouble({ model: "policy", vocabSize, devMode: true, weightsDir: join(publishDir, "current") });
+    const replicaUrl = await d.app.listen({ host: "127.0.0.1", port: 0 });
+    replicas.push(Object.assign(d, { url: replicaUrl }));
+    const config = (url: string) =>
+      RunConfigSchema.parse({
+        run: { steps: 3, checkpointEvery: 1 },
+        policies: {
+          main: { tokenizer: "embedded", engine: { kind: "openai-tokens", baseUrls: [replicaUrl], model: "policy", maxContext: 256, weights: "full", trainer: { url } } },
+        },
+        environments: [{ name: "arith", split: "train", roles: { solver: "main" } }],
+        sampling: { temperature: 1, maxTokens: 4 },
+        batching: { strategy: "tasks", batchTasks: 2, groupSize: 2, filterEqualRewards: false },
+        clients: { local: 1, concurrency: 4 },
+        eval: { every: 0 },
+      });
+    const runDir = join(dir, "run");
+    const first = trainer;
+    const killed = await runTraining({
+      config: config(first.url),
+      runDir,
+      projectDir: dir,
+      port: 0,
+      progress: quiet,
+      report: false,
+      onEvent: (e) => {
+        if (e.type === "checkpoint" && e.step === 1) void first.kill();
+      },
+    });
+    expect(killed.reason).toBe("failed");
+    expect(String((killed.error as Error).message)).toMatch(/without a training step .*: the training step of 'main' failed: POST http:\/\/127\.0\.0\.1:\d+\/v1\/train_step: fetch failed \((ECONNREFUSED|ECONNRESET)\)/);
+    expect(JSON.parse(readFileSync(join(runDir, "checkpoints", "latest.json"), "utf8"))).toEqual({ checkpoint: `step-00000${killed.step}` });
+    // The start reloaded version 0 (published again), then each step its own.
+    expect(d.reloads.slice(0, 2)).toEqual([await realpath(join(publishDir, "v0")), await realpath(join(publishDir, "v1"))]);
+
+    trainer = await startTorchTrainer(python, { vocabSize, publishDir });
+    const resumed = await runTraining({ config: config(trainer.url), runDir, resume: true, projectDir: dir, port: 0, progress: quiet, report: false });
+    expect(resumed).toMatchObject({ reason: "done", versions: { main: 3 } });
+    expect(readEvents(runDir).flatMap((e) => (e.type === "step" ? [e.step] : []))).toEqual([1, 2, 3]);
+    const status = (await (await fetch(`${trainer.url}/v1/status`)).json()) as Record<string, unknown>;
+    expect(status).toMatchObject({ version: 3 });
+
+    // The trainer now holds that run's weights: a new run would have sampled them as its version 0.
+    const served = d.served.length;
+    const other = join(dir, "other");
+    await expect(runTraining({ config: config(trainer.url), runDir: other, projectDir: dir, port: 0, progress: quiet, report: false })).rejects.toMatchObject({
+      code: "AJ_ERR_TRAINER_STATE",
+    });
+    expect(d.served.length).toBe(served);
+    expect(existsSync(join(other, "checkpoints"))).toBe(false);
+  }, 300_000);
 });
