@@ -171,7 +171,8 @@ export function registerEpisodeTools(server: McpServer, ctx: ToolContext): void 
   registerTool(server, {
     name: "failures_list",
     title: "A run's infrastructure failures",
-    description: "Aborted episodes of a run: the count per failure kind, and the latest ones with their message and the sandbox's stderr tail.",
+    description:
+      "Aborted episodes of a run: the count per failure kind, and the latest failures with their message and the sandbox's stderr tail (as the dashboard lists them: not the episodes the scheduler cancelled before they ran, counted under `cancelled`).",
     input: z.object({ run: RunRef, limit: z.number().int().min(1).max(200).default(20) }),
     result: z.object({
       runDir: z.string(),
