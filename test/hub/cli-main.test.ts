@@ -16,6 +16,14 @@ describe("agentjet (CLI)", () => {
     expect(none.stderr).toBe(help.stdout);
   });
 
+  // Regression: a --project that does not exist was accepted, and every tool failed later on something else.
+  it("mcp refuses a --project that is not a directory", { timeout: 60_000 }, async () => {
+    const cwd = tempDir("cli-main");
+    const r = await runCli(["mcp", "--project", "/nonexistent/agentjet-project"], cwd);
+    expect(r).toMatchObject({ code: 2, stdout: "" });
+    expect(r.stderr).toBe("agentjet mcp: --project '/nonexistent/agentjet-project' is not a directory\n");
+  });
+
   // Regression: `agentjet help train` printed the list of commands.
   it("help <command> [subcommand] is <command> [subcommand] --help", { timeout: 60_000 }, async () => {
     const cwd = tempDir("cli-main");

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { serveStdio } from "../../mcp/server.ts";
 import { EXIT, flagCommand } from "../command.ts";
@@ -38,6 +38,11 @@ export const command = flagCommand({ project: { type: "string" } }, {
   summary: "A Model Context Protocol server (stdio) with typed tools for coding agents",
   help: HELP,
   async run(values) {
+    // a project that is not there: every tool would fail later, each with a message about something else
+    if (values.project !== undefined && !statSync(values.project, { throwIfNoEntry: false })?.isDirectory()) {
+      console.error(`agentjet mcp: --project '${values.project}' is not a directory`);
+      return EXIT.usage;
+    }
     const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "..", "package.json"), "utf8")) as { version: string };
     await serveStdio({ version: pkg.version, ...(values.project !== undefined ? { projectDir: values.project } : {}) });
     return EXIT.ok;
