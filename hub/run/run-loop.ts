@@ -153,6 +153,11 @@ export class RunLoop {
     return Math.min(...[...this.#engines.values()].map((e) => e.version()));
   }
 
+  /** The policies short of `run.steps`, as `'name' at step N`. */
+  #behind(): string[] {
+    return [...this.#engines].filter(([, e]) => e.version() < this.#config.run.steps).map(([name, e]) => `'${name}' at step ${e.version()}`);
+  }
+
   #done(): boolean {
     return this.#version() >= this.#config.run.steps;
   }
@@ -172,11 +177,8 @@ export class RunLoop {
       this.#stats.observe(e);
       if (e.type === "batch" && countsBatches && ++batchesSinceStep > MAX_IDLE_SYNCS && !this.#stopping) {
         // some policies done with their steps: the run waits on the others, so name them
-        const behind = [...this.#engines].filter(([, engine]) => engine.version() < config.run.steps);
-        const where =
-          behind.length < this.#engines.size
-            ? `${behind.map(([name, engine]) => `'${name}' at step ${engine.version()}`).join(", ")} of ${config.run.steps}, the other policies done`
-            : `${this.#step} steps so far`;
+        const behind = this.#behind();
+        const where = behind.length < this.#engines.size ? `${behind.join(", ")} of ${config.run.steps}, the other policies done` : `${this.#step} steps so far`;
         const what = `${batchesSinceStep} batches in a row finished without a training step (${where})`;
         const why = failuresSaid(this.#stats.tail().failures) ?? (this.#idleReports.length > 0 ? explainFiltered(this.#idleReports) : undefined);
         this.#finish({ reason: "failed", error: why ? new NoProgressError(what, why) : new NoProgressError(what) });
@@ -351,7 +353,7 @@ export class RunLoop {
       void coordinator.stop();
       this.#finish({ reason: "done" });
     } else if (this.#step >= steps * 4 + MAX_IDLE_SYNCS) {
-      const behind = [...this.#engines].filter(([, e]) => e.version() < steps).map(([name, e]) => `'${name}' at step ${e.version()}`);
+      const behind = this.#behind();
       const unbound = unboundPolicies(this.#config);
       const why = unbound.length > 0 ? `no environment's roles bind ${unbound.map((p) => `'${p}'`).join(", ")}: only client-driven episodes train it` : undefined;
       this.#finish({ reason: "failed", error: new NoProgressError(`${this.#step} training steps ran but ${behind.join(", ")} of ${steps}`, why) });

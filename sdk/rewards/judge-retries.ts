@@ -1,4 +1,5 @@
 import { setTimeout as wait } from "node:timers/promises";
+import { backoffDelay } from "../swarm/backoff.ts";
 
 /** The waits between a judge's tries. */
 export interface JudgeBackoff {
@@ -22,7 +23,8 @@ export const JUDGE_BACKOFF: Readonly<JudgeBackoff> = { baseMs: 1_000, maxMs: 8_0
  * than the one before. A `Retry-After` from the judge is a floor, capped at `retryAfterMaxMs`.
  */
 export function retryDelayMs(n: number, backoff: JudgeBackoff, retryAfterMs?: number, random: () => number = Math.random): number {
-  const step = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (n - 1));
+  // the swarm client's reconnect backoff without its two-sided jitter: the judge's is one-sided, below
+  const step = backoffDelay(n - 1, { initialMs: backoff.baseMs, maxMs: backoff.maxMs, factor: 2, jitter: 0 });
   const jittered = Math.round(step * (1 - backoff.jitter * random()));
   return retryAfterMs === undefined ? jittered : Math.max(jittered, Math.min(retryAfterMs, backoff.retryAfterMaxMs));
 }
