@@ -70,6 +70,7 @@ export const INTEGRATION = [
   "test/sdk/rewards/judge-retries.test.ts",
   "test/sdk/swarm-client.test.ts",
   "test/server/app/json-body.test.ts",
+  "test/server/app/raw-chat-route.test.ts",
   "test/server/engines/embedded/*.test.ts",
   "test/server/engines/external/full-weight-sync.test.ts",
   "test/server/engines/external/openai-tokens-loop.test.ts",

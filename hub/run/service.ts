@@ -1,15 +1,21 @@
+import type { IncomingMessage } from "node:http";
 import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from "fastify";
 import {
   answerError,
   answerFrameworkError,
   closeServer,
+  connectionHostCheck,
+  createAccessLog,
+  createHostCheck,
   describeTokens,
   installAuth,
+  installRawRoute,
   isLoopbackHost,
   resolveAuthTokens,
+  type RawRoute,
   type ResolvedTokens,
   type RouteEntry,
 } from "../../server/app/index.ts";
@@ -124,7 +130,11 @@ export class TrainingService {
     const app = Fastify({ logger: o.logger ?? false, bodyLimit: 16 * 1024 * 1024, frameworkErrors: answerFrameworkError });
     const service = new TrainingService(app, o, tokens);
     // The same tokens guard the run's routes (buildServer installs the hook there too).
-    service.#routes = installAuth(app, { tokens, allowedHosts: [...(o.allowedHosts ?? o.config?.server.allowedHosts ?? []), ...ownHostNames(o)] });
+    const allowedHosts = [...(o.allowedHosts ?? o.config?.server.allowedHosts ?? []), ...ownHostNames(o)];
+    service.#routes = installAuth(app, { tokens, allowedHosts });
+    // The run's raw chat route, at this service's HTTP server (past both fastify apps; see
+    // server/app/raw-chat-route.ts); what it does not take goes through fastify and on to the run, as below.
+    installRawRoute(app.server, service.#forwardedChat(connectionHostCheck(createHostCheck(allowedHosts)), app.log));
     app.setErrorHandler(answerError);
     // Every route this app does not have belongs to the run (OpenAI, episodes): forwarded untouched,
     // before its body is read, so the run's own limits, hooks and errors apply.
@@ -236,6 +246,21 @@ export class TrainingService {
     const boot = this.#start(options);
     this.#boot = boot.catch(() => undefined);
     return boot;
+  }
+
+  /** The running run's raw chat route behind this service's own Host check; while no run serves, it takes nothing (fastify answers, 503). */
+  #forwardedChat(hostAllowed: (req: IncomingMessage) => boolean, log: FastifyBaseLogger): () => RawRoute | null {
+    // the access lines this service's fastify wrote for every request it forwarded
+    const accessLog = createAccessLog(log);
+    const route: RawRoute = (req, res) => {
+      const run = this.#run;
+      if (!run || this.#booting || run.loop.phase() === "stopping") return false;
+      const inner = run.app.agentjet.rawChat();
+      if (inner === null || !hostAllowed(req) || !inner(req, res)) return false;
+      accessLog(req, res);
+      return true;
+    };
+    return () => route;
   }
 
   async #start(options: { resume?: boolean; signal?: AbortSignal; progress?: ProgressSink }): Promise<void> {

@@ -71,6 +71,22 @@ function hostOfHeader(header: string): string {
   return colon === -1 ? a : a.slice(0, colon);
 }
 
+/** Whether a request's `Host` names this server (the DNS-rebinding guard), given the address it came in on and its Host header. */
+export type HostCheck = (localAddress: string | undefined, host: string | undefined) => boolean;
+
+/**
+ * The host check of every request: on a loopback listener (or in process, `inject`, which has no local
+ * address) the Host must be a loopback name or one of `allowedHosts`; on any other listener every Host passes.
+ */
+export function createHostCheck(allowedHosts: readonly string[]): HostCheck {
+  const allowed = new Set(allowedHosts.map((h) => h.trim().toLowerCase()));
+  return (local, host) => {
+    if (local !== undefined && !isLoopbackHost(local)) return true;
+    const name = host === undefined ? "" : hostOfHeader(host);
+    return isLoopbackHost(name) || allowed.has(name);
+  };
+}
+
 function bearerToken(request: FastifyRequest): string | null {
   const h = request.headers.authorization;
   if (h === undefined) return null;
@@ -93,7 +109,7 @@ function bearerToken(request: FastifyRequest): string | null {
 export function installAuth(app: FastifyInstance, opts: AuthOptions): readonly RouteEntry[] {
   const admin = opts.tokens.adminToken === null ? null : { digest: digest(opts.tokens.adminToken), caller: { role: "admin", tokenId: tokenId("admin", opts.tokens.adminToken) } as Caller };
   const clients = opts.tokens.clientTokens.map((t) => ({ digest: digest(t), caller: { role: "client", tokenId: tokenId("client", t) } as Caller }));
-  const allowedHosts = new Set((opts.allowedHosts ?? []).map((h) => h.trim().toLowerCase()));
+  const hostAllowed = createHostCheck(opts.allowedHosts ?? []);
 
   const identify = (token: string): Caller | null => {
     const d = digest(token);
@@ -112,14 +128,9 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): readonly R
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, auth });
   });
   app.addHook("onRequest", async (request) => {
-    const local = request.socket.localAddress;
-    // In-process requests (`inject`) have no local address: treated as loopback.
-    if (local === undefined || isLoopbackHost(local)) {
-      const host = request.headers.host;
-      const name = host === undefined ? "" : hostOfHeader(host);
-      if (!isLoopbackHost(name) && !allowedHosts.has(name)) {
-        throw fail(403, "AJ_ERR_HOST_NOT_ALLOWED", `Host '${host ?? ""}' is not a name of this server (add it to server.allowedHosts)`);
-      }
+    const host = request.headers.host;
+    if (!hostAllowed(request.socket.localAddress, host)) {
+      throw fail(403, "AJ_ERR_HOST_NOT_ALLOWED", `Host '${host ?? ""}' is not a name of this server (add it to server.allowedHosts)`);
     }
     const auth = request.routeOptions.config.auth;
     // No auth: the not-found handler (routes without one are refused at start-up).

@@ -11,12 +11,14 @@ import { episodeRoutes } from "../episodes/routes.ts";
 import { transcriptRoute } from "../episodes/transcript-route.ts";
 import { checkDepth } from "../openai/check-depth.ts";
 import { HttpError, toErrorBody } from "../openai/errors.ts";
+import { createCompletions } from "../openai/completions.ts";
 import { openaiRoutes } from "../openai/routes.ts";
 import { createTokenizer } from "../tokenizers/create-tokenizer.ts";
-import { type AuthTokens, installAuth, type RouteEntry } from "./auth.ts";
+import { type AuthTokens, createHostCheck, installAuth, type RouteEntry } from "./auth.ts";
 import { generateToken } from "./auth-tokens.ts";
 import { answerError, answerFrameworkError } from "./fastify-errors.ts";
-import { registerJsonBody } from "./json-body.ts";
+import { jsonTextParser, registerJsonBody } from "./json-body.ts";
+import { createRawChatRoute, installRawRoute, type RawRoute } from "./raw-chat-route.ts";
 import type { PolicyRuntime, ServerContext } from "./server-context.ts";
 
 export interface BuildServerOptions {
@@ -60,6 +62,11 @@ export interface AgentJetHandle {
   auth: AuthTokens;
   /** Every route with the auth it declares (filled as routes are added, `/swarm` included). */
   routes: readonly RouteEntry[];
+  /**
+   * The chat route's raw path (`raw-chat-route.ts`), for a server that forwards requests to this app
+   * (`agentjet serve`) to put in front of its own fastify; null once this app is closing.
+   */
+  rawChat(): RawRoute | null;
 }
 
 declare module "fastify" {
@@ -102,8 +109,18 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   registerJsonBody(app);
   const ctx: ServerContext = { store, policies, frozen, sampling: config.sampling };
   const auth: AuthTokens = opts.auth ?? { adminToken: generateToken("admin"), clientTokens: [generateToken("client")] };
-  const routes = installAuth(app, { tokens: auth, allowedHosts: [...config.server.allowedHosts, ...(opts.allowedHosts ?? [])] });
-  app.decorate("agentjet", { store, db, policies, frozen, config, auth, routes });
+  const allowedHosts = [...config.server.allowedHosts, ...(opts.allowedHosts ?? [])];
+  const routes = installAuth(app, { tokens: auth, allowedHosts });
+  const calls = createCompletions(ctx, app.log);
+  const chatRoute = createRawChatRoute({ calls, hostAllowed: createHostCheck(allowedHosts), bodyLimit: config.server.bodyLimitBytes, parseJson: jsonTextParser(app), log: app.log });
+  // once the app closes, fastify answers (503 while it closes, as it does for every route)
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  const rawChat = (): RawRoute | null => (closing ? null : chatRoute);
+  installRawRoute(app.server, rawChat);
+  app.decorate("agentjet", { store, db, policies, frozen, config, auth, routes, rawChat });
 
   app.setErrorHandler(answerError);
   // JSON nested deeper than any real request would overflow the stack later (stringifying it): a 400 first.
@@ -111,7 +128,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send(toErrorBody(new HttpError(404, "AJ_ERR_ROUTE_NOT_FOUND", `no route ${request.method} ${request.url}`))),
   );
-  await app.register(async (scope) => openaiRoutes(scope, ctx));
+  await app.register(async (scope) => openaiRoutes(scope, ctx, calls));
   await app.register(async (scope) => episodeRoutes(scope, { store, maxRegistered: config.server.maxRegisteredEpisodes }));
   await app.register(async (scope) => transcriptRoute(scope, store));
   app.addHook("onClose", async () => {

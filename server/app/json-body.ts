@@ -6,7 +6,7 @@ import { bundleWorker } from "../worker-bundle.ts";
 import type { JsonBodyResult, JsonBodyTask, JsonBodyThreadData } from "./json-body-thread.ts";
 
 /** Bodies up to this size are parsed on the event loop (well under a millisecond), larger ones on the JSON body thread. */
-const INLINE_BYTES = 64 * 1024;
+export const INLINE_BYTES = 64 * 1024;
 
 const require = createRequire(import.meta.url);
 const WORKER_SOURCES = ["./json-body-thread.ts", "../openai/nesting-depth.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url)));
@@ -122,4 +122,19 @@ export function registerJsonBody(app: FastifyInstance): void {
     });
   });
   void jsonBodyPool().catch(() => {});
+}
+
+/** fastify's own JSON parser (prototype poisoning refused, its errors thrown) as a function of the body's text, for a route that reads its body itself. */
+export function jsonTextParser(app: FastifyInstance): (text: string) => unknown {
+  const parse = app.getDefaultJsonParser("error", "error");
+  return (text) => {
+    let error: Error | null = null;
+    let body: unknown;
+    parse(null as never, text, (err, value) => {
+      error = err;
+      body = value;
+    });
+    if (error !== null) throw error;
+    return body;
+  };
 }

@@ -1,12 +1,15 @@
-import type { FastifyReply } from "fastify";
+import type { ServerResponse } from "node:http";
 
 /**
- * A server-sent-events response written as it is made. The reply is taken over from fastify on the
- * first write, so that errors before it still answer as ordinary JSON errors.
+ * A server-sent-events response written as it is made. The response is taken over on the first write
+ * (`onOpen`: fastify's hijack, for a fastify route), so that errors before it still answer as ordinary JSON errors.
  */
 export class SseWriter {
   private opened = false;
-  constructor(private readonly reply: FastifyReply) {}
+  constructor(
+    private readonly raw: ServerResponse,
+    private readonly onOpen?: () => void,
+  ) {}
 
   get started(): boolean {
     return this.opened;
@@ -15,20 +18,20 @@ export class SseWriter {
   open(): void {
     if (this.opened) return;
     this.opened = true;
-    this.reply.hijack();
-    this.reply.raw.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+    this.onOpen?.();
+    this.raw.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
   }
 
   /** Writes one event: `data: <json>` (and `event: <name>` when given). */
   send(data: unknown, event?: string): void {
     this.open();
-    const raw = this.reply.raw;
+    const raw = this.raw;
     if (raw.destroyed || raw.writableEnded) return;
     raw.write(`${event === undefined ? "" : `event: ${event}\n`}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
   }
 
   end(): void {
     this.open();
-    if (!this.reply.raw.writableEnded) this.reply.raw.end();
+    if (!this.raw.writableEnded) this.raw.end();
   }
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
+import { Writable } from "node:stream";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -140,5 +141,43 @@ describe("TrainingService (agentjet serve)", () => {
       JSON.stringify({ model: "main", messages: [{ role: "user", content: "1+1=" }] }),
     );
     expect(chat.status, chat.body).toBe(200);
+  });
+
+  // A chat call is served at the service's HTTP server by the run's raw chat route (server/app/raw-chat-route.ts),
+  // past both fastify apps; the service still writes the access lines its fastify wrote for every call it forwarded.
+  it("serves chat calls ahead of both fastify apps, with the service's access log, and leaves them to fastify once stopped", { timeout: 120_000 }, async () => {
+    const project = tempDir("svc-raw");
+    const lines: Array<Record<string, any>> = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString().split("\n")) if (l.trim()) lines.push(JSON.parse(l) as Record<string, any>);
+        done();
+      },
+    });
+    const service = await TrainingService.listen({ host: "127.0.0.1", port: 0, projectDir: project, runDir: join(project, "run"), logger: { level: "info", stream }, log: () => undefined });
+    open.push(service);
+    const url = service.origin();
+    const { adminToken, clientTokens } = service.tokens();
+    expect((await call(`${url}/v1/engine/config`, "POST", { config: await smallConfig("tasks", 1) }, adminToken)).status).toBe(200);
+    expect((await call(`${url}/v1/engine/start`, "POST", {}, adminToken)).status).toBe(200);
+    const begun = await call(`${url}/v1/episodes/begin`, "POST", { taskId: "1+1", env: "raw" }, clientTokens[0]);
+    const chat = () =>
+      fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${begun.json.keys.main as string}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "main", messages: [{ role: "user", content: "1+1=" }] }),
+      });
+    expect((await chat()).status).toBe(200);
+    await waitFor(() => lines.some((l) => l.msg === "request completed" && String(l.reqId).startsWith("chat-")));
+    const mine = lines.filter((l) => String(l.reqId).startsWith("chat-"));
+    expect(mine.map((l) => l.msg)).toEqual(["incoming request", "request completed"]);
+    expect(mine[0]!.req).toMatchObject({ method: "POST", url: "/v1/chat/completions" });
+    expect(mine[1]!.res).toEqual({ statusCode: 200 });
+    // fastify's own lines are for the control-plane calls only
+    expect(lines.filter((l) => l.msg === "incoming request" && l.req?.url === "/v1/chat/completions")).toHaveLength(1);
+
+    expect((await call(`${url}/v1/engine/stop`, "POST", {}, adminToken)).status).toBe(200);
+    const offline = await chat();
+    expect([offline.status, ((await offline.json()) as { error: { code: string } }).error.code]).toEqual([503, "AJ_ERR_ENGINE_OFFLINE"]);
   });
 });
