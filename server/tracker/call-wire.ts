@@ -5,33 +5,38 @@ import { INSERT_CALL, numbersJson, segmentJson } from "./call-rows.ts";
  * Calls as they cross to the writer thread, and back into rows there. A structured clone of the calls as
  * objects cost the event loop most of a call's recording: every object's keys written out again, every
  * number of every array tagged one by one, every message of the conversation again on every call, and a
- * long string copied in one go (a 4 MB message twice: in the messages and in its segment). So:
+ * long string copied in one go (a 4 MB message twice: in the messages and in its segment). A structured
+ * clone also pays for each element it writes and reads (a tag, a length, an allocation on the other side),
+ * so a call crosses in as few elements as it can. So:
  *
- * - a batch crosses as columns: its calls' strings in one array, their scalars and the lengths of their
- *   arrays in one Float64Array, their ids and log-probs in an Int32Array and a Float64Array, the typed
- *   arrays moved, not copied;
+ * - a batch crosses as columns: its calls' scalars and the lengths of their strings and arrays in one
+ *   Float64Array, their ids and log-probs in an Int32Array and a Float64Array, the typed arrays moved,
+ *   not copied; their short strings joined into one (`text`), cut again by those lengths;
+ * - names (episode and agent ids, policies, finish reasons, roles: the same few strings call after call)
+ *   cross once each and are numbered: both sides keep the table (`WireMemory`, `RowMaker`);
  * - what a call repeats crosses once: the messages its agent's previous call already sent (the tracker
  *   keeps repeated messages as the same objects, so a repeat is the same object in the same place), the
- *   same tools, and a prompt segment already sent (tokenizers hand out a cached message's segment as the
- *   same object). The writer thread keeps the JSON it made of them: each agent's last messages and tools
- *   (until its episode is forgotten), and the last `SEGMENT_RING` segments sent;
+ *   same tools, and a prompt segment already sent (tokenizers hand out a cached message's ids as the same
+ *   array, whether in the same segment object or a new one). The writer thread keeps the JSON it made of
+ *   them: each agent's last messages and tools (until its episode is forgotten), and the last
+ *   `SEGMENT_RING` segments sent. A call with nothing new crosses no message and no tools at all;
  * - on a large call, long strings are written into moved buffers and the ids packed a slice at a time
  *   (`packCallsSliced`), the event loop let in between.
  */
 export interface WireBatch {
   /** Calls in the batch. */
   count: number;
-  /** Per call: callId, episodeId, agentId, policy, outputText, finishReason, then each sent segment's role and text. */
-  strings: unknown[];
-  /**
-   * Per call: trainable (0/1), seq, version, startedAt, latencyMs, segments, messages repeated from the
-   * agent's previous call, tools repeated (0/1); then per segment its kind (`SegmentKind`), id, ids length
-   * and long text; then header ids, output ids and log-probs lengths.
-   */
+  /** Where the batch's new names go in the writer thread's table: its length before them (0 when the table starts over). */
+  namesAt: number;
+  /** Names the batch numbered first, in number order. */
+  names: unknown[];
+  /** Per call: its callId, its outputText, then each sent segment's text (a long one crosses in `texts`) or JSON (`SegmentKind.Json`), joined. */
+  text: string;
+  /** Per call: its head (`Head`), its segments (`SegmentKind`), then its header ids, output ids and log-probs lengths (`TAIL`). */
   numbers: Float64Array;
-  /** Per call: its messages past those repeated. */
+  /** The calls' messages past those repeated, call after call. */
   messages: unknown[];
-  /** Per call: its tools (null when repeated). */
+  /** The tools of the calls that send theirs (`ToolsKind.Sent`), in order. */
   tools: unknown[];
   /** Every packed id, call after call: each sent segment's, then the header's, then the output's. */
   ids: Int32Array;
@@ -43,10 +48,7 @@ export interface WireBatch {
    * -2 - length, and its ids are the next ceil(length / SLICE) chunks (moved, each filled on its own turn).
    */
   chunks: Int32Array[];
-  /**
-   * Long strings as UTF-16 chunks (`SLICE` units each), each string once; a segment's long text is its
-   * index here (else -1), its string an empty one.
-   */
+  /** Long strings as UTF-16 chunks (`SLICE` units each), each string once; a segment's long text is written as -1 - its index here. */
   texts: ArrayBuffer[][];
   /** Long strings of the messages and tools, left out of their clone: where each goes. */
   places: WirePlace[];
@@ -54,9 +56,10 @@ export interface WireBatch {
   forget: string[];
 }
 
+/** A long string of a message or tools: `batch[field]`, then `path`, is where it goes. */
 export interface WirePlace {
-  call: number;
   field: "messages" | "tools";
+  /** From the field's array: a message's index in `messages` (a tools' in `tools`), then keys within it. */
   path: Array<string | number>;
   text: number;
 }
@@ -67,71 +70,137 @@ export interface PackedBatch {
   transfer: ArrayBuffer[];
 }
 
-/** How a segment crosses: its own (not kept), its own kept under its id, or the id of one sent before. */
+/** A call's scalars before its segments, by position. */
+const enum Head {
+  Trainable,
+  Seq,
+  Version,
+  StartedAt,
+  LatencyMs,
+  Episode,
+  Agent,
+  Policy,
+  FinishReason,
+  CallIdLength,
+  OutputTextLength,
+  Segments,
+  /** Its messages that repeat its agent's previous call's (they lead). */
+  RepeatedMessages,
+  /** Its messages past those: the next ones in `messages`. */
+  NewMessages,
+  Tools,
+  Size,
+}
+
+/** How a call's tools cross: none (null), those of its agent's previous call, or the next of `tools`. */
+const enum ToolsKind {
+  None = 0,
+  Repeat = 1,
+  Sent = 2,
+}
+
+/**
+ * How a segment crosses, its kind first, then:
+ * - `Repeat`: the id the writer thread keeps it under (2 numbers in all);
+ * - `Sent`, `Kept`: -1 or the id to keep it under, its ids' length, its role (a name), and its text's
+ *   length in `text` or -1 - its index in `texts` (`SENT_SEGMENT` numbers);
+ * - `Json`, a segment whose role or text is not a string: its JSON's length in `text` (2 numbers).
+ */
 const enum SegmentKind {
   Sent = 0,
   Kept = 1,
   Repeat = 2,
+  Json = 3,
 }
+const SENT_SEGMENT = 5;
 
+/** Scalars per call after its segments: its header ids, output ids and log-probs lengths. */
+const TAIL = 3;
 /** Segments the writer thread keeps (the last ones sent, by id). */
 const SEGMENT_RING = 2048;
-/** A segment is kept when its text and ids are at most this long (the ring holds at most a few tens of MB). */
+/** A segment is kept when its text and ids are at most this long (the ring holds at most a few tens of MB; comparing texts stays cheap). */
 const KEPT_SEGMENT = 4096;
+/** The name table starts over past this many names, or characters in them (episode ids accumulate; each side forgets them then). */
+const NAMES = 1 << 14;
+const NAME_CHARS = 1 << 20;
 /** A call this large (characters of its texts plus its ids) is packed a slice at a time. */
 export const LARGE_CALL = 1 << 17;
 /** A string this long crosses in a moved buffer of its own. */
 const LONG_TEXT = 1 << 15;
 /** Characters or numbers copied per slice of `packCallsSliced` (each well under a millisecond). */
 const SLICE = 1 << 16;
-/** Scalars per call before its segments, per segment, and after them. */
-const HEAD = 8;
-const PER_SEGMENT = 4;
-const TAIL = 3;
+
+type Segment = TrackedCall["segments"][number];
+
+/** What the event loop keeps of an agent's last call sent: its messages and tools (a repeat is the same object). */
+interface SentAgent {
+  messages: unknown[];
+  tools: unknown[] | null;
+}
+
+/** A kept segment, by its ids: the id the writer thread keeps it under, and what else it must match. */
+interface KeptSegment {
+  id: number;
+  role: string;
+  text: string;
+}
 
 /** What the event loop remembers of what it sent, to send each repeat once (the writer thread keeps the matching JSON). */
 export class WireMemory {
   /** Each agent's last messages and tools sent, by episode. */
-  private readonly agents = new Map<string, Map<string, { messages: unknown[]; tools: unknown[] | null }>>();
-  private readonly segmentIds = new WeakMap<object, number>();
+  private readonly agents = new Map<string, Map<string, SentAgent>>();
+  /** Kept segments by their ids array (a segment object of its own per prompt still shares its message's ids). */
+  private readonly segments = new WeakMap<object, KeptSegment>();
   private nextSegment = 0;
+  private readonly names = new Map<unknown, number>();
+  private nameChars = 0;
 
-  last(episodeId: string, agentId: string): { messages: unknown[]; tools: unknown[] | null } | undefined {
-    return this.agents.get(episodeId)?.get(agentId);
-  }
-
-  sent(episodeId: string, agentId: string, messages: unknown[], tools: unknown[] | null): void {
+  /** The agent's last call sent (a new entry, nothing sent, for its first): the caller updates it. */
+  agent(episodeId: string, agentId: string): SentAgent {
     let byAgent = this.agents.get(episodeId);
     if (byAgent === undefined) this.agents.set(episodeId, (byAgent = new Map()));
-    const last = byAgent.get(agentId);
-    if (last === undefined) byAgent.set(agentId, { messages, tools });
-    else {
-      last.messages = messages;
-      last.tools = tools;
-    }
+    let last = byAgent.get(agentId);
+    if (last === undefined) byAgent.set(agentId, (last = { messages: [], tools: null }));
+    return last;
   }
 
   forget(episodeId: string): void {
     this.agents.delete(episodeId);
   }
 
-  /** The id of a segment sent before that the writer thread still keeps, else undefined. */
-  repeat(segment: object): number | undefined {
-    const id = this.segmentIds.get(segment);
-    return id !== undefined && this.nextSegment - id <= SEGMENT_RING ? id : undefined;
-  }
-
-  /** Whether a segment sent before stays one the writer thread keeps after `more` new ones are kept. */
-  repeats(segment: object, more: number): boolean {
-    const id = this.segmentIds.get(segment);
-    return id !== undefined && this.nextSegment + more - id <= SEGMENT_RING;
+  /** The id of a segment sent before that the writer thread still keeps (the same ids, role and text), else undefined. */
+  repeat(s: Segment): number | undefined {
+    const kept = this.segments.get(s.ids);
+    if (kept === undefined || this.nextSegment - kept.id > SEGMENT_RING || kept.role !== s.role || kept.text !== s.text) return undefined;
+    return kept.id;
   }
 
   /** An id for a segment the writer thread will keep. */
-  keep(segment: object): number {
+  keep(s: Segment): number {
     const id = this.nextSegment++;
-    this.segmentIds.set(segment, id);
+    this.segments.set(s.ids, { id, role: s.role, text: s.text });
     return id;
+  }
+
+  /** Where a batch's new names begin: the table's length, 0 once it started over (the batch says so). */
+  namesAt(): number {
+    if (this.names.size >= NAMES || this.nameChars >= NAME_CHARS) {
+      this.names.clear();
+      this.nameChars = 0;
+    }
+    return this.names.size;
+  }
+
+  /** The name's number; a name not numbered yet is numbered and added to `fresh` (it crosses with this batch). */
+  name(value: unknown, fresh: unknown[]): number {
+    let n = this.names.get(value);
+    if (n === undefined) {
+      n = this.names.size;
+      this.names.set(value, n);
+      this.nameChars += typeof value === "string" ? value.length : 1;
+      fresh.push(value);
+    }
+    return n;
   }
 }
 
@@ -156,18 +225,26 @@ export function isLargeCall(call: TrackedCall): boolean {
   return call.segments.length === 0 && textSize(call.messages, LARGE_CALL) + textSize(call.tools, LARGE_CALL) >= LARGE_CALL;
 }
 
+/** Whether a segment's role and text are strings (a tokenizer's always are), so that they cross as a name and text. */
+function isPlain(s: Segment): boolean {
+  return typeof s.role === "string" && typeof s.text === "string";
+}
+
 /** Writes a batch's columns, call after call. */
 class BatchWriter {
-  readonly strings: unknown[] = [];
+  text = "";
   readonly numbers: Float64Array;
   readonly messages: unknown[] = [];
   readonly tools: unknown[] = [];
-  readonly ids: Int32Array;
+  /** Grown as segments are sent (how many repeat is known only then). */
+  ids: Int32Array;
   readonly logprobs: Float64Array;
   readonly odd: Array<ArrayLike<number>> = [];
   readonly chunks: Int32Array[] = [];
-  /** Whether the call `begin` wrote repeats its agent's previous tools (then they are not sent). */
-  sameTools = false;
+  readonly names: unknown[] = [];
+  readonly namesAt: number;
+  /** Whether the call `begin` wrote sends its tools (the next of `tools`). */
+  sendsTools = false;
   private n = 0;
   private at = 0;
   private lpAt = 0;
@@ -175,82 +252,107 @@ class BatchWriter {
   constructor(
     calls: readonly TrackedCall[],
     readonly memory: WireMemory,
-    sliced = false,
   ) {
     let numbers = 0;
     let ids = 0;
     let logprobs = 0;
-    let segments = 0;
-    for (const c of calls) segments += c.segments.length;
     for (const c of calls) {
-      numbers += HEAD + TAIL + PER_SEGMENT * c.segments.length;
-      // a segment's ids are left out of the count when it stays a repeat however many new ones this batch
-      // keeps, and when they are many (a large call's, packed in chunks of their own)
-      for (const s of c.segments) if (!memory.repeats(s, segments) && !(sliced && s.ids.length > SLICE)) ids += s.ids.length;
+      numbers += Head.Size + TAIL + SENT_SEGMENT * c.segments.length;
       ids += c.headerIds.length + c.outputIds.length;
       logprobs += c.outputLogprobs.length;
     }
     this.numbers = new Float64Array(numbers);
-    this.ids = new Int32Array(ids);
+    // room for the header and output ids, and some segments'
+    this.ids = new Int32Array(ids + 1024);
     this.logprobs = new Float64Array(logprobs);
+    this.namesAt = memory.namesAt();
   }
 
   /**
-   * A call's strings and scalars; returns how many of its messages repeat its agent's previous call's
-   * (`sameTools`: whether its tools do). Its messages and tools follow (`fields`), then its segments, then `end`.
+   * A call's head; returns how many of its messages repeat its agent's previous call's (`sendsTools`:
+   * whether it sends its tools). Its messages past those and its tools follow (`message`, `tool`), then
+   * its segments, then `end`.
    */
   begin(c: TrackedCall): number {
-    this.strings.push(c.callId, c.episodeId, c.agentId, c.policy, c.outputText, c.finishReason);
-    const last = this.memory.last(c.episodeId, c.agentId);
+    const last = this.memory.agent(c.episodeId, c.agentId);
+    const n = Math.min(last.messages.length, c.messages.length);
     let repeated = 0;
-    if (last !== undefined) {
-      const n = Math.min(last.messages.length, c.messages.length);
-      while (repeated < n && c.messages[repeated] === last.messages[repeated]) repeated++;
-    }
-    this.sameTools = last !== undefined && c.tools !== null && c.tools === last.tools;
-    this.memory.sent(c.episodeId, c.agentId, c.messages, c.tools);
+    while (repeated < n && c.messages[repeated] === last.messages[repeated]) repeated++;
+    const tools = c.tools === null ? ToolsKind.None : c.tools === last.tools ? ToolsKind.Repeat : ToolsKind.Sent;
+    this.sendsTools = tools === ToolsKind.Sent;
+    last.messages = c.messages;
+    last.tools = c.tools;
+    this.text += c.callId;
+    this.text += c.outputText;
     const v = this.numbers;
-    const n = this.n;
-    v[n] = c.trainable ? 1 : 0;
-    v[n + 1] = c.seq;
-    v[n + 2] = c.version;
-    v[n + 3] = c.startedAt;
-    v[n + 4] = c.latencyMs;
-    v[n + 5] = c.segments.length;
-    v[n + 6] = repeated;
-    v[n + 7] = this.sameTools ? 1 : 0;
-    this.n = n + HEAD;
+    const h = this.n;
+    v[h + Head.Trainable] = c.trainable ? 1 : 0;
+    v[h + Head.Seq] = c.seq;
+    v[h + Head.Version] = c.version;
+    v[h + Head.StartedAt] = c.startedAt;
+    v[h + Head.LatencyMs] = c.latencyMs;
+    v[h + Head.Episode] = this.name(c.episodeId);
+    v[h + Head.Agent] = this.name(c.agentId);
+    v[h + Head.Policy] = this.name(c.policy);
+    v[h + Head.FinishReason] = this.name(c.finishReason);
+    v[h + Head.CallIdLength] = c.callId.length;
+    v[h + Head.OutputTextLength] = c.outputText.length;
+    v[h + Head.Segments] = c.segments.length;
+    v[h + Head.RepeatedMessages] = repeated;
+    v[h + Head.NewMessages] = c.messages.length - repeated;
+    v[h + Head.Tools] = tools;
+    this.n = h + Head.Size;
     return repeated;
   }
 
-  /** The call's messages past those repeated, and its tools (null when repeated). */
-  fields(messages: unknown, tools: unknown): void {
-    this.messages.push(messages);
-    this.tools.push(tools);
+  private name(value: unknown): number {
+    return this.memory.name(value, this.names);
+  }
+
+  /** The call's next message past those repeated (its index in `messages`). */
+  message(m: unknown): number {
+    return this.messages.push(m) - 1;
+  }
+
+  /** The call's tools, when it sends them (their index in `tools`). */
+  tool(t: unknown): number {
+    return this.tools.push(t) - 1;
   }
 
   /** A segment sent before (the writer thread keeps it): its id, true; else false. */
-  repeatSegment(s: object): boolean {
+  repeatSegment(s: Segment): boolean {
     const id = this.memory.repeat(s);
     if (id === undefined) return false;
-    const v = this.numbers;
-    v[this.n] = SegmentKind.Repeat;
-    v[this.n + 1] = id;
-    this.n += PER_SEGMENT;
+    this.numbers[this.n] = SegmentKind.Repeat;
+    this.numbers[this.n + 1] = id;
+    this.n += 2;
     return true;
   }
 
-  /** A segment sent now: its role and text (or the index of its long text), and how many ids were packed (-1: they are odd). */
-  segment(s: object, role: string, text: string, longText: number, ids: number, small: boolean): void {
-    this.strings.push(role, text);
+  /** A segment whose role or text is not a string: its JSON, made here. */
+  jsonSegment(s: Segment): void {
+    const json = segmentJson(s.role, s.text, s.ids);
+    this.text += json;
+    this.numbers[this.n] = SegmentKind.Json;
+    this.numbers[this.n + 1] = json.length;
+    this.n += 2;
+  }
+
+  /**
+   * A segment sent now: how many of its ids were packed (-1: they are odd), and its text's index in
+   * `texts` when it is long (else -1: the text joins `text`). Small, it is kept for later repeats.
+   */
+  segment(s: Segment, ids: number, longText: number): void {
+    const kept = longText < 0 && ids >= 0 && s.text.length <= KEPT_SEGMENT && s.ids.length <= KEPT_SEGMENT;
+    if (longText < 0) this.text += s.text;
     const v = this.numbers;
     const n = this.n;
-    const kept = small && longText < 0 && ids >= 0;
     v[n] = kept ? SegmentKind.Kept : SegmentKind.Sent;
     v[n + 1] = kept ? this.memory.keep(s) : -1;
     v[n + 2] = ids;
-    v[n + 3] = longText;
-    this.n = n + PER_SEGMENT;
+    v[n + 3] = this.name(s.role);
+    v[n + 4] = longText < 0 ? s.text.length : -1 - longText;
+    this.n = n + SENT_SEGMENT;
   }
 
   /** The header and output ids and the log-probs, packed. */
@@ -262,8 +364,17 @@ class BatchWriter {
     this.n += TAIL;
   }
 
+  /** Room in `ids` for `more` ids past those packed. */
+  private room(more: number): void {
+    if (this.at + more <= this.ids.length) return;
+    const grown = new Int32Array(Math.max(2 * this.ids.length, this.at + more));
+    grown.set(this.ids.subarray(0, this.at));
+    this.ids = grown;
+  }
+
   /** Packs `a`'s ids `[from, to)`; false when one is not an int32 (the array then crosses as it is). */
   putIdRange(a: ArrayLike<number>, from: number, to: number): boolean {
+    this.room(to);
     const ids = this.ids;
     const base = this.at;
     for (let i = from; i < to; i++) {
@@ -320,7 +431,9 @@ class BatchWriter {
     for (const id of forget) this.memory.forget(id);
     const batch: WireBatch = {
       count,
-      strings: this.strings,
+      namesAt: this.namesAt,
+      names: this.names,
+      text: this.text,
       numbers: this.numbers,
       messages: this.messages,
       tools: this.tools,
@@ -340,10 +453,11 @@ class BatchWriter {
 /** A call with nothing large in it, packed in one go. */
 function packSmall(w: BatchWriter, c: TrackedCall): void {
   const repeated = w.begin(c);
-  w.fields(repeated === 0 ? c.messages : c.messages.slice(repeated), w.sameTools ? null : c.tools);
+  for (let i = repeated; i < c.messages.length; i++) w.message(c.messages[i]);
+  if (w.sendsTools) w.tool(c.tools);
   for (const s of c.segments) {
-    if (w.repeatSegment(s)) continue;
-    w.segment(s, s.role, s.text, -1, w.putIds(s.ids), s.text.length <= KEPT_SEGMENT && s.ids.length <= KEPT_SEGMENT);
+    if (!isPlain(s)) w.jsonSegment(s);
+    else if (!w.repeatSegment(s)) w.segment(s, w.putIds(s.ids), -1);
   }
   w.end(c);
 }
@@ -392,7 +506,7 @@ function withoutLongStrings(value: unknown, path: Array<string | number>, found:
  * that long strings cross as UTF-16 in moved buffers (each distinct string once), written a slice at a time.
  */
 export function* packCallsSliced(calls: readonly TrackedCall[], memory: WireMemory, forget: string[] = []): Generator<void, PackedBatch, void> {
-  const w = new BatchWriter(calls, memory, true);
+  const w = new BatchWriter(calls, memory);
   const texts: ArrayBuffer[][] = [];
   const textOf = new Map<string, number>();
   const places: WirePlace[] = [];
@@ -413,45 +527,53 @@ export function* packCallsSliced(calls: readonly TrackedCall[], memory: WireMemo
     textOf.set(s, texts.length - 1);
     return texts.length - 1;
   }
-  for (const [index, c] of calls.entries()) {
+  /** A segment's ids past `SLICE`, in chunks of their own, a slice a turn: their length as written (-2 - length, or -1 when odd). */
+  function* chunkedIds(ids: ArrayLike<number>): Generator<void, number, void> {
+    const before = w.chunks.length;
+    for (let i = 0; i < ids.length; i += SLICE) {
+      if (!w.putChunk(ids, i, Math.min(i + SLICE, ids.length))) {
+        w.chunks.length = before;
+        return w.tookIds(ids, false);
+      }
+      yield;
+    }
+    return -2 - ids.length;
+  }
+  for (const c of calls) {
     if (!isLargeCall(c)) {
       packSmall(w, c);
       continue;
     }
     // the messages (past those repeated) and tools without their long strings, the strings after
     const found: Array<{ field: "messages" | "tools"; path: Array<string | number>; s: string }> = [];
-    const withoutLong = (field: "messages" | "tools", value: unknown): unknown => {
-      if (!Array.isArray(value)) return value;
+    const withoutLong = (field: "messages" | "tools", value: unknown, at: number): unknown => {
       const here: Array<{ path: Array<string | number>; s: string }> = [];
-      const copy = withoutLongStrings(value, [], here);
+      const copy = withoutLongStrings(value, [at], here);
       for (const f of here) found.push({ field, ...f });
       return here.length === 0 ? value : copy;
     };
     const repeated = w.begin(c);
-    w.fields(withoutLong("messages", repeated === 0 ? c.messages : c.messages.slice(repeated)), w.sameTools ? null : withoutLong("tools", c.tools));
+    for (let i = repeated; i < c.messages.length; i++) {
+      const at = w.message(c.messages[i]);
+      w.messages[at] = withoutLong("messages", c.messages[i], at);
+    }
+    // tools that are not an array cross as they are
+    if (w.sendsTools) {
+      const at = w.tool(c.tools);
+      if (Array.isArray(c.tools)) w.tools[at] = withoutLong("tools", c.tools, at);
+    }
     for (const s of c.segments) {
-      if (w.repeatSegment(s)) continue;
-      const small = s.text.length <= KEPT_SEGMENT && s.ids.length <= KEPT_SEGMENT;
-      const long = s.text.length < LONG_TEXT ? -1 : yield* text(s.text);
-      let length: number;
-      if (s.ids.length <= SLICE) length = w.putIds(s.ids);
-      else {
-        const before = w.chunks.length;
-        let packed = true;
-        for (let i = 0; i < s.ids.length && packed; i += SLICE) {
-          packed = w.putChunk(s.ids, i, Math.min(i + SLICE, s.ids.length));
-          yield;
-        }
-        if (packed) length = -2 - s.ids.length;
-        else {
-          w.chunks.length = before;
-          length = w.tookIds(s.ids, false);
-        }
+      if (!isPlain(s)) {
+        w.jsonSegment(s);
+        continue;
       }
-      w.segment(s, s.role, long === -1 ? s.text : "", long, length, small);
+      if (w.repeatSegment(s)) continue;
+      const long = s.text.length < LONG_TEXT ? -1 : yield* text(s.text);
+      const length = s.ids.length <= SLICE ? w.putIds(s.ids) : yield* chunkedIds(s.ids);
+      w.segment(s, length, long);
     }
     w.end(c);
-    for (const f of found) places.push({ call: index, field: f.field, path: f.path, text: yield* text(f.s) });
+    for (const f of found) places.push({ field: f.field, path: f.path, text: yield* text(f.s) });
   }
   return w.done(calls.length, texts, places, forget);
 }
@@ -462,112 +584,185 @@ function chunkedSegmentJson(role: string, text: string, chunks: Int32Array[]): s
   return `${head.slice(0, -3)}[${chunks.map((c) => c.join(",")).join(",")}]}`;
 }
 
+/** Reads a batch's columns back, in the order `BatchWriter` wrote them. */
+class BatchReader {
+  /** Where the next call's scalars (or segment's) begin in `numbers`. */
+  n = 0;
+  private textAt = 0;
+  private idsAt = 0;
+  private lpAt = 0;
+  private odd = 0;
+  private chunk = 0;
+  private message = 0;
+  private tool = 0;
+
+  constructor(
+    readonly batch: WireBatch,
+    /** The batch's long strings, whole. */
+    readonly texts: string[],
+  ) {}
+
+  /** The next `length` characters of `text`. */
+  string(length: number): string {
+    this.textAt += length;
+    return this.batch.text.slice(this.textAt - length, this.textAt);
+  }
+
+  /** The next number array of this length as written: packed ids, an odd array (-1), or a large segment's chunks (-2 - length). */
+  ids(length: number): ArrayLike<number> | Int32Array[] {
+    if (length === -1) return this.batch.odd[this.odd++]!;
+    if (length < -1) {
+      const n = Math.ceil((-2 - length) / SLICE);
+      this.chunk += n;
+      return this.batch.chunks.slice(this.chunk - n, this.chunk);
+    }
+    this.idsAt += length;
+    return this.batch.ids.subarray(this.idsAt - length, this.idsAt);
+  }
+
+  logprobs(length: number): ArrayLike<number> {
+    if (length < 0) return this.batch.odd[this.odd++]!;
+    this.lpAt += length;
+    return this.batch.logprobs.subarray(this.lpAt - length, this.lpAt);
+  }
+
+  nextMessage(): unknown {
+    return this.batch.messages[this.message++];
+  }
+
+  nextTools(): unknown {
+    return this.batch.tools[this.tool++];
+  }
+}
+
+/** What the writer thread keeps of an agent's last call: each message's JSON, all of them as an array's, its tools'. */
+interface AgentJson {
+  messages: string[];
+  messagesJson: string;
+  tools: string | null;
+}
+
 /**
- * The writer thread's side: turns packed batches into the values of `INSERT_CALL`, keeping the JSON of
- * what later calls repeat (each agent's last messages and tools, the last segments kept).
+ * The writer thread's side: turns packed batches into the values of `INSERT_CALL`, keeping the names and
+ * the JSON of what later calls repeat (each agent's last messages and tools, the last segments kept).
  */
 export class RowMaker {
   private readonly ring: string[] = new Array<string>(SEGMENT_RING);
-  private readonly agents = new Map<string, Map<string, { messages: string[]; tools: string | null }>>();
+  private readonly names: unknown[] = [];
+  private readonly agents = new Map<string, Map<string, AgentJson>>();
 
   /** The batch's rows, in order; then it forgets the episodes the batch names. */
   rows(batch: WireBatch): unknown[][] {
+    this.names.length = batch.namesAt;
+    for (const name of batch.names) this.names.push(name);
+    const r = new BatchReader(batch, this.longTexts(batch));
+    const rows: unknown[][] = [];
+    for (let i = 0; i < batch.count; i++) rows.push(this.row(r));
+    for (const id of batch.forget) this.agents.delete(id);
+    return rows;
+  }
+
+  /** The batch's long strings, whole, each also put back in its place in the messages and tools. */
+  private longTexts(batch: WireBatch): string[] {
     const texts = batch.texts.map((chunks) => chunks.map((b) => Buffer.from(b).toString("utf16le")).join(""));
     for (const place of batch.places) {
       const path = place.path;
-      let holder = batch[place.field][place.call] as Record<string | number, unknown>;
+      let holder = batch[place.field] as unknown as Record<string | number, unknown>;
       for (let i = 0; i < path.length - 1; i++) holder = holder[path[i]!] as Record<string | number, unknown>;
       holder[path[path.length - 1]!] = texts[place.text];
     }
-    const { strings, numbers: v } = batch;
-    let s = 0;
-    let n = 0;
-    let at = 0;
-    let lpAt = 0;
-    let odd = 0;
-    let chunk = 0;
-    const ids = (length: number): ArrayLike<number> | Int32Array[] => {
-      if (length === -1) return batch.odd[odd++]!;
-      if (length < -1) {
-        const n = Math.ceil((-2 - length) / SLICE);
-        chunk += n;
-        return batch.chunks.slice(chunk - n, chunk);
-      }
-      at += length;
-      return batch.ids.subarray(at - length, at);
-    };
-    const rows: unknown[][] = [];
-    for (let i = 0; i < batch.count; i++) {
-      const callId = strings[s];
-      const episodeId = strings[s + 1] as string;
-      const agentId = strings[s + 2] as string;
-      const policy = strings[s + 3];
-      const outputText = strings[s + 4];
-      const finishReason = strings[s + 5];
-      s += 6;
-      const segmentCount = v[n + 5]!;
-      const repeated = v[n + 6]!;
-      const sameTools = v[n + 7] === 1;
-      const head = n;
-      n += HEAD;
-      let segments = "[";
-      for (let k = 0; k < segmentCount; k++) {
-        const kind = v[n]!;
-        let json: string;
-        if (kind === SegmentKind.Repeat) json = this.ring[v[n + 1]! % SEGMENT_RING]!;
-        else {
-          const long = v[n + 3]!;
-          const segmentIds = ids(v[n + 2]!);
-          const text = long >= 0 ? texts[long]! : (strings[s + 1] as string);
-          json = Array.isArray(segmentIds) && segmentIds[0] instanceof Int32Array ? chunkedSegmentJson(strings[s] as string, text, segmentIds as Int32Array[]) : segmentJson(strings[s] as string, text, segmentIds as ArrayLike<number>);
-          s += 2;
-          if (kind === SegmentKind.Kept) this.ring[v[n + 1]! % SEGMENT_RING] = json;
-        }
-        segments += k === 0 ? json : `,${json}`;
-        n += PER_SEGMENT;
-      }
-      segments += "]";
-      const headerIds = ids(v[n]!) as ArrayLike<number>;
-      const outputIds = ids(v[n + 1]!) as ArrayLike<number>;
-      const lpLength = v[n + 2]!;
-      n += TAIL;
-      let outputLogprobs: ArrayLike<number>;
-      if (lpLength < 0) outputLogprobs = batch.odd[odd++]!;
-      else {
-        lpAt += lpLength;
-        outputLogprobs = batch.logprobs.subarray(lpAt - lpLength, lpAt);
-      }
-      // the messages: those repeated from the agent's previous call, then the call's own
-      let byAgent = this.agents.get(episodeId);
-      if (byAgent === undefined) this.agents.set(episodeId, (byAgent = new Map()));
-      const last = byAgent.get(agentId);
-      const parts = repeated > 0 ? last!.messages.slice(0, repeated) : [];
-      for (const m of batch.messages[i] as unknown[]) parts.push(JSON.stringify(m) ?? "null");
-      const tools = batch.tools[i];
-      const toolsJson = sameTools ? last!.tools : tools === null ? null : JSON.stringify(tools);
-      byAgent.set(agentId, { messages: parts, tools: toolsJson });
-      rows.push([
-        callId,
-        episodeId,
-        agentId,
-        policy,
-        v[head],
-        v[head + 1],
-        `[${parts.join(",")}]`,
-        toolsJson,
-        segments,
-        numbersJson(headerIds),
-        numbersJson(outputIds),
-        numbersJson(outputLogprobs),
-        outputText,
-        finishReason,
-        v[head + 2],
-        v[head + 3],
-        v[head + 4],
-      ]);
+    return texts;
+  }
+
+  /** The next call's row. */
+  private row(r: BatchReader): unknown[] {
+    const v = r.batch.numbers;
+    const h = r.n;
+    r.n += Head.Size;
+    const episodeId = this.names[v[h + Head.Episode]!] as string;
+    const agentId = this.names[v[h + Head.Agent]!] as string;
+    const callId = r.string(v[h + Head.CallIdLength]!);
+    const outputText = r.string(v[h + Head.OutputTextLength]!);
+    const segments = this.segmentsJson(r, v[h + Head.Segments]!);
+    const headerIds = r.ids(v[r.n]!) as ArrayLike<number>;
+    const outputIds = r.ids(v[r.n + 1]!) as ArrayLike<number>;
+    const outputLogprobs = r.logprobs(v[r.n + 2]!);
+    r.n += TAIL;
+    const agent = this.agent(episodeId, agentId);
+    const messages = this.messagesJson(r, agent, v[h + Head.RepeatedMessages]!, v[h + Head.NewMessages]!);
+    const tools = this.toolsJson(r, agent, v[h + Head.Tools]!);
+    return [
+      callId,
+      episodeId,
+      agentId,
+      this.names[v[h + Head.Policy]!],
+      v[h + Head.Trainable],
+      v[h + Head.Seq],
+      messages,
+      tools,
+      segments,
+      numbersJson(headerIds),
+      numbersJson(outputIds),
+      numbersJson(outputLogprobs),
+      outputText,
+      this.names[v[h + Head.FinishReason]!],
+      v[h + Head.Version],
+      v[h + Head.StartedAt],
+      v[h + Head.LatencyMs],
+    ];
+  }
+
+  /** The call's segments as a JSON array. */
+  private segmentsJson(r: BatchReader, count: number): string {
+    let out = "[";
+    for (let k = 0; k < count; k++) {
+      const json = this.segmentJson(r);
+      out += k === 0 ? json : `,${json}`;
     }
-    for (const id of batch.forget) this.agents.delete(id);
-    return rows;
+    return `${out}]`;
+  }
+
+  /** The next segment's JSON: kept from before, or made (and kept) now. */
+  private segmentJson(r: BatchReader): string {
+    const v = r.batch.numbers;
+    const n = r.n;
+    const kind = v[n]!;
+    if (kind === SegmentKind.Repeat || kind === SegmentKind.Json) {
+      r.n += 2;
+      return kind === SegmentKind.Repeat ? this.ring[v[n + 1]! % SEGMENT_RING]! : r.string(v[n + 1]!);
+    }
+    r.n += SENT_SEGMENT;
+    const ids = r.ids(v[n + 2]!);
+    const role = this.names[v[n + 3]!] as string;
+    const textSlot = v[n + 4]!;
+    const text = textSlot >= 0 ? r.string(textSlot) : r.texts[-1 - textSlot]!;
+    const json = Array.isArray(ids) && ids[0] instanceof Int32Array ? chunkedSegmentJson(role, text, ids as Int32Array[]) : segmentJson(role, text, ids as ArrayLike<number>);
+    if (kind === SegmentKind.Kept) this.ring[v[n + 1]! % SEGMENT_RING] = json;
+    return json;
+  }
+
+  private agent(episodeId: string, agentId: string): AgentJson {
+    let byAgent = this.agents.get(episodeId);
+    if (byAgent === undefined) this.agents.set(episodeId, (byAgent = new Map()));
+    let agent = byAgent.get(agentId);
+    if (agent === undefined) byAgent.set(agentId, (agent = { messages: [], messagesJson: "[]", tools: null }));
+    return agent;
+  }
+
+  /** The call's messages as a JSON array: those repeated from its agent's previous call, then its own; the previous call's JSON again when it repeats all of it and nothing more. */
+  private messagesJson(r: BatchReader, agent: AgentJson, repeated: number, fresh: number): string {
+    if (repeated === agent.messages.length && fresh === 0) return agent.messagesJson;
+    // cut in place to those repeated: the array is the agent's alone (a row holds only the JSON)
+    agent.messages.length = repeated;
+    for (let k = 0; k < fresh; k++) agent.messages.push(JSON.stringify(r.nextMessage()) ?? "null");
+    agent.messagesJson = `[${agent.messages.join(",")}]`;
+    return agent.messagesJson;
+  }
+
+  private toolsJson(r: BatchReader, agent: AgentJson, kind: number): string | null {
+    if (kind === ToolsKind.Repeat) return agent.tools;
+    agent.tools = kind === ToolsKind.None ? null : JSON.stringify(r.nextTools());
+    return agent.tools;
   }
 }
 

@@ -95,6 +95,18 @@ describe("embedded tokenizer", () => {
     expect(r.segments[1]!.ids).toEqual([...generation, ...tok.encode("\n")]);
   });
 
+  it("hands out the same spliced ids for the same generation on every later prompt (the tracker sends a segment's ids once)", () => {
+    const generation = [...tok.encode("<|im_start|>assistant\n"), 50, 51, EMBEDDED_IDS.imEnd];
+    const generated = new Map([["said", generation]]);
+    const render = () => tok.renderChat([{ role: "user", content: "q" }, { role: "assistant", content: "said" }], { generated });
+    const [first, next] = [render(), render()];
+    expect(next.segments[1]!.ids).toBe(first.segments[1]!.ids);
+    expect(first.segments[1]!.ids).toEqual([...generation, ...tok.encode("\n")]);
+    // another generation of the same text is another array
+    const other = tok.renderChat([{ role: "assistant", content: "said" }], { generated: new Map([["said", [...generation]]]) });
+    expect(other.segments[0]!.ids).not.toBe(first.segments[1]!.ids);
+  });
+
   it("completes a generation cut by length with the end of turn", () => {
     const generation = [...tok.encode("<|im_start|>assistant\n"), 50, 51];
     const message = { role: "assistant" as const, content: "cut" };

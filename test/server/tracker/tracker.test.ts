@@ -235,7 +235,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       expect((back[0]!.messages[1] as { content: Array<{ text: string }> }).content[0]!.text).toBe(text);
     }));
 
-  it("on a file, what a call repeats (messages, tools, segments) crosses once and is recorded as the same rows, across batches, agents and episodes", () =>
+  it("on a file, what a call repeats (messages, tools, segments, their ids in objects of their own) crosses once and is recorded as the same rows, across batches, agents and episodes", () =>
     onFileAndInMemory(async ({ tracker, reference, release, flush, rows }) => {
       // a seeded generator (mulberry32), so a failure replays
       let seed = 7;
@@ -282,7 +282,13 @@ describe("call tracker: writes off the request path, nothing lost", () => {
         const messages =
           change === 0 ? [...copy, { role: "user", content: `q${op}` }] : change === 1 ? copy : change === 2 ? [...copy.slice(0, Math.max(1, copy.length - 1)), { role: "tool", content: `t${op}`, tool_call_id: "c" }] : [{ role: "system", content: `other ${op}` }];
         conversations.set(key, messages);
-        const segments = Array.from({ length: 1 + rand(3) }, () => (rand(3) === 0 ? { role: "user" as const, text: `fresh ${op}`, ids: [op, 1, 2] } : segmentPool[rand(segmentPool.length)]!));
+        // a new segment; one of the pool's: itself, an object of its own with its ids (as qwen3 renders one), its ids under another text or role
+        const segments = Array.from({ length: 1 + rand(3) }, () => {
+          const kind = rand(6);
+          if (kind === 0) return { role: "user" as const, text: `fresh ${op}`, ids: [op, 1, 2] };
+          const s = segmentPool[rand(segmentPool.length)]!;
+          return kind === 1 ? { ...s } : kind === 2 ? { ...s, text: `${s.text}.` } : kind === 3 ? { ...s, role: "tool" as const } : s;
+        });
         const c = trackedCall({ callId: `c${n++}`, episodeId, agentId, seq: n, messages, tools: toolPool[rand(2)] === null ? null : (JSON.parse(JSON.stringify(toolPool[1])) as unknown[]), segments });
         tracker.record({ ...c, messages: [...c.messages] });
         reference.record({ ...c, messages: [...c.messages] });
