@@ -78,19 +78,19 @@ export function createRawChatRoute(o: RawChatOptions): RawRoute {
     if (h.authorization === undefined || !isPlainJson(h["content-type"]) || h["transfer-encoding"] !== undefined || h.expect !== undefined || h.upgrade !== undefined) return false;
     const length = bodyLength(h["content-length"], limit);
     if (length === null || !hostAllowed(req)) return false;
-    const log = accessLog(req, res);
+    const log = accessLog(req, res) ?? o.log;
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      if (bytes.length !== length) return answerError(res, new HttpError(400, "AJ_ERR_INVALID_REQUEST", "Request body size did not match Content-Length"), o.log);
+      if (bytes.length !== length) return answerError(res, new HttpError(400, "AJ_ERR_INVALID_REQUEST", "Request body size did not match Content-Length"), log);
       let body: unknown;
       try {
         body = o.parseJson(bytes.toString("utf8"));
       } catch (err) {
-        return answerError(res, err, log ?? o.log);
+        return answerError(res, err, log);
       }
-      serve(o.calls, req, res, body).catch((err: unknown) => answerError(res, err, log ?? o.log));
+      serve(o.calls, req, res, body).catch((err: unknown) => answerError(res, err, log));
     });
     // a request whose client went away has no one to answer
     req.on("error", () => {});
