@@ -13,9 +13,11 @@ const COMPARED_CHARS = 1 << 18;
  * different.
  */
 export function sameJson(a: unknown, b: unknown): boolean {
-  if (typeof a !== typeof b) return false;
-  if (typeof a === "string") return a.length === (b as string).length && a.length <= COMPARED_CHARS && a === b;
-  if (typeof a !== "object" || a === null || b === null) return a === b;
+  // each `typeof` is compared with a literal: `typeof a !== typeof b` makes V8 build both type names, a
+  // builtin call per value compared (perf: 3.5% of the event loop on the bench's multi-turn shape)
+  if (typeof a === "string") return typeof b === "string" && a.length === b.length && a.length <= COMPARED_CHARS && a === b;
+  if (typeof a !== "object" || a === null) return a === b;
+  if (typeof b !== "object" || b === null) return false;
   // the same object (an earlier call's message kept in place) is the same JSON
   if (a === b) return true;
   const x = a as Record<string, unknown>;

@@ -13,6 +13,13 @@ describe("repeats: what a call sends again of its agent's previous call", () => 
     expect(sameJson(1, "1")).toBe(false);
     expect(sameJson([], {})).toBe(false);
     expect(sameJson(null, {})).toBe(false);
+    // either side, whatever the other's type
+    expect(sameJson({}, null)).toBe(false);
+    expect(sameJson("1", 1)).toBe(false);
+    expect(sameJson("a", { a: 1 })).toBe(false);
+    expect(sameJson([], "")).toBe(false);
+    expect(sameJson(undefined, null)).toBe(false);
+    expect(sameJson(null, null)).toBe(true);
     // not sure: different
     expect(sameJson(new Date(0), new Date(0))).toBe(false);
     const long = "x".repeat(300_000);
