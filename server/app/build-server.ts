@@ -11,8 +11,10 @@ import { episodeRoutes } from "../episodes/routes.ts";
 import { transcriptRoute } from "../episodes/transcript-route.ts";
 import { checkDepth } from "../openai/check-depth.ts";
 import { HttpError, toErrorBody } from "../openai/errors.ts";
+import { warmKeySchema } from "../episodes/keys.ts";
 import { createCompletions } from "../openai/completions.ts";
 import { openaiRoutes } from "../openai/routes.ts";
+import { warmRequestSchemas } from "../openai/warm-schemas.ts";
 import { createTokenizer } from "../tokenizers/create-tokenizer.ts";
 import { type AuthTokens, createHostCheck, installAuth, type RouteEntry } from "./auth.ts";
 import { generateToken } from "./auth-tokens.ts";
@@ -105,6 +107,9 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   const frozen = new Map<string, FrozenModel>();
   for (const [name, model] of Object.entries(config.frozen)) frozen.set(name, createFrozenModel(name, model, deps));
 
+  // zod's first parse of each schema compiles it (ms): at start-up, not in a request
+  warmRequestSchemas();
+  warmKeySchema();
   const app = Fastify({ logger: opts.logger ?? false, bodyLimit: config.server.bodyLimitBytes, frameworkErrors: answerFrameworkError });
   registerJsonBody(app);
   const ctx: ServerContext = { store, policies, frozen, sampling: config.sampling };
