@@ -152,7 +152,9 @@ export function createAccessLog(log: FastifyBaseLogger): (req: IncomingMessage, 
     n += 1;
     const child = log.child({ reqId: `chat-${n.toString(36)}` });
     const t0 = performance.now();
-    child.info({ req: { method: req.method, url: req.url, host: req.headers.host, remoteAddress: req.socket.remoteAddress, remotePort: req.socket.remotePort } }, "incoming request");
+    // shaped for fastify's `req` serializer, which reads a fastify request's `host`, `ip` and `socket`
+    const request = { method: req.method, url: req.url, headers: req.headers, host: req.headers.host, ip: req.socket.remoteAddress, socket: req.socket };
+    child.info({ req: request }, "incoming request");
     res.on("finish", () => child.info({ res: { statusCode: res.statusCode }, responseTime: performance.now() - t0 }, "request completed"));
     return child;
   };

@@ -196,8 +196,15 @@ describe("the raw chat route", () => {
     expect((await send(port, jsonHeaders(claimSolver(a, "e1"), body), body)).status).toBe(200);
     const mine = lines.filter((l) => typeof l.reqId === "string" && l.reqId.startsWith("chat-"));
     expect(mine.map((l) => l.msg)).toEqual(["incoming request", "request completed"]);
-    expect(mine[0]!.req).toMatchObject({ method: "POST", url: "/v1/chat/completions" });
+    expect(mine[0]!.req).toMatchObject({ method: "POST", url: "/v1/chat/completions", host: `127.0.0.1:${port}`, remoteAddress: "127.0.0.1" });
     expect(mine[1]!.res).toEqual({ statusCode: 200 });
+    // the same fields as fastify's own line for a request it routes
+    const models = await fetch(`http://127.0.0.1:${port}/v1/models`);
+    expect(models.status).toBe(200);
+    await settled();
+    const routed = lines.find((l) => l.msg === "incoming request" && (l.req as { url?: string }).url === "/v1/models")!;
+    expect(Object.keys(mine[0]!.req as object).sort()).toEqual(Object.keys(routed.req as object).sort());
+    expect(Object.keys(mine[1]!).filter((k) => k !== "time").sort()).toEqual(Object.keys(lines.find((l) => l.msg === "request completed" && l.reqId === routed.reqId)!).filter((k) => k !== "time").sort());
   });
 
   it("leaves requests to fastify once the app closes", async () => {
