@@ -1,6 +1,5 @@
 import type { ServerContext } from "../app/server-context.ts";
 import type { Authorization } from "../episodes/outcomes.ts";
-import type { ChatTurnMessage } from "../tokenizers/tokenizer.ts";
 import { completeWithFrozen } from "./complete-frozen.ts";
 import { completeWithPolicy } from "./complete-policy.ts";
 import type { Completion, CompletionSink } from "./completion.ts";
@@ -136,14 +135,4 @@ export function createCompletions(ctx: ServerContext, log: ErrorLog): Completion
       return null;
     },
   };
-}
-
-/** Turn messages as chat-completions JSON: the record of a call that came another way reads like a chat call's. */
-export function toChatMessages(messages: readonly ChatTurnMessage[]): unknown[] {
-  return messages.map((m) => {
-    const out: Record<string, unknown> = { role: m.role, content: m.content };
-    if (m.toolCalls && m.toolCalls.length > 0) out.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
-    if (m.toolCallId !== undefined) out.tool_call_id = m.toolCallId;
-    return out;
-  });
 }

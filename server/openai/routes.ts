@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerContext } from "../app/server-context.ts";
 import type { ChatTurnMessage } from "../tokenizers/tokenizer.ts";
 import type { Completion } from "./completion.ts";
-import { type Completions, episodeKey, toChatMessages } from "./completions.ts";
+import { type Completions, episodeKey } from "./completions.ts";
 import { HttpError } from "./errors.ts";
 import { createResponseStream, newResponseIds, toInputItem, toOutputItems, toResponseObject } from "./render-response.ts";
 import { createTextStream, fromCompletionRequest, toTextCompletion } from "./legacy-completions.ts";
@@ -14,6 +14,16 @@ import { SseWriter } from "./sse-writer.ts";
 
 /** Fastify's content type for the JSON it serializes, for JSON text the route writes itself. */
 export const JSON_UTF8 = "application/json; charset=utf-8";
+
+/** Turn messages as chat-completions JSON: the record of a call that came another way reads like a chat call's. */
+function toChatMessages(messages: readonly ChatTurnMessage[]): unknown[] {
+  return messages.map((m) => {
+    const out: Record<string, unknown> = { role: m.role, content: m.content };
+    if (m.toolCalls && m.toolCalls.length > 0) out.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+    if (m.toolCallId !== undefined) out.tool_call_id = m.toolCallId;
+    return out;
+  });
+}
 
 /** A stream's writer on a fastify reply, taken over from fastify on its first write. */
 const sseOf = (reply: FastifyReply): SseWriter => new SseWriter(reply.raw, () => reply.hijack());
