@@ -1,11 +1,18 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { toErrorBody, toHttpError } from "../openai/errors.ts";
+import type { OpenAIErrorBody } from "../openai/schemas.ts";
+
+/** What a request that failed with `err` answers: its status and OpenAI-shaped body; a 5xx is logged on `log`. */
+export function errorAnswer(err: unknown, log: Pick<FastifyBaseLogger, "error">): { status: number; body: OpenAIErrorBody } {
+  const http = toHttpError(err);
+  if (http.status >= 500) log.error({ err }, "request failed");
+  return { status: http.status, body: toErrorBody(http) };
+}
 
 /** The error handler of every fastify app of ours: OpenAI's error shape, our codes, 5xx logged. */
 export function answerError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const http = toHttpError(err);
-  if (http.status >= 500) request.log.error({ err }, "request failed");
-  return reply.code(http.status).send(toErrorBody(http));
+  const { status, body } = errorAnswer(err, request.log);
+  return reply.code(status).send(body);
 }
 
 /**

@@ -2,10 +2,11 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { FastifyBaseLogger } from "fastify";
 import { checkDepth } from "../openai/check-depth.ts";
 import { type Completions, episodeKey } from "../openai/completions.ts";
-import { HttpError, toErrorBody, toHttpError } from "../openai/errors.ts";
+import { HttpError } from "../openai/errors.ts";
 import { JSON_UTF8 } from "../openai/routes.ts";
 import { SseWriter } from "../openai/sse-writer.ts";
 import type { HostCheck } from "./auth.ts";
+import { errorAnswer } from "./fastify-errors.ts";
 import { INLINE_BYTES } from "./json-body.ts";
 
 /** Takes a request at the HTTP server, ahead of fastify (true), or returns false having touched nothing. */
@@ -107,16 +108,15 @@ async function serve(calls: Completions, req: IncomingMessage, res: ServerRespon
   res.end(json);
 }
 
-/** An error answered in our shape; a 5xx is logged (as fastify's error handler does, `answerError`). */
+/** An error answered as fastify's error handler answers it (`errorAnswer`: our shape, a 5xx logged). */
 function answerError(res: ServerResponse, err: unknown, log: Pick<FastifyBaseLogger, "error">): void {
-  const http = toHttpError(err);
-  if (http.status >= 500) log.error({ err }, "request failed");
+  const { status, body } = errorAnswer(err, log);
   if (res.headersSent) {
     res.end();
     return;
   }
-  const json = JSON.stringify(toErrorBody(http));
-  res.writeHead(http.status, { "content-type": JSON_UTF8, "content-length": Buffer.byteLength(json) });
+  const json = JSON.stringify(body);
+  res.writeHead(status, { "content-type": JSON_UTF8, "content-length": Buffer.byteLength(json) });
   res.end(json);
 }
 

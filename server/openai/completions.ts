@@ -43,7 +43,7 @@ export interface Completions {
 }
 
 /** The Authorization header's key (`Bearer <key>`); a missing or malformed header is a 401. */
-export function bearerKey(header: string | undefined): string {
+function bearerKey(header: string | undefined): string {
   if (!header) throw unauthorized("missing API key (Authorization: Bearer sk-aj-...)");
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw unauthorized("malformed Authorization header; expected 'Bearer <key>'");
