@@ -1,15 +1,15 @@
 import type { ChildProcess } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { CHROMIUM, openPage } from "../helpers/chromium.ts";
 import { stringify } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnAgentjet, stopChild, waitFor } from "./fixtures/spawn-client.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 /** CI installs Debian's chromium and sets AGENTJET_REQUIRE_CHROMIUM=1: there, no browser fails the test instead of skipping it. */
 const CHROMIUM_REQUIRED = process.env.AGENTJET_REQUIRE_CHROMIUM === "1";
 if (!CHROMIUM && !CHROMIUM_REQUIRED) console.warn("\n!!! SKIPPED: no /usr/bin/chromium (apt install chromium); the dashboard's browser test did NOT run\n");
@@ -91,10 +91,9 @@ describe.skipIf(!CHROMIUM && !CHROMIUM_REQUIRED)("the dashboard of a real `agent
     expect((await fetch(`${origin}/v1/dashboard/live`, { headers: { authorization: `Bearer ${client}` } })).status).toBe(403);
     expect((await fetch(`${origin}/dashboard`)).headers.get("content-security-policy")).toContain("script-src 'self'");
 
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox"] });
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(e.message));
+    const opened = await openPage({ width: 1400, height: 1000 });
+    browser = opened.browser;
+    const { page, errors } = opened;
     await page.goto(link);
     // The code leaves the address bar at once, and is spent: the page now holds the admin token.
     expect(page.url()).toBe(`${origin}/dashboard`);

@@ -1,12 +1,11 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { CHROMIUM, openPage } from "../../helpers/chromium.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TrainingService } from "../../../hub/run/service.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
 import { call, smallConfig, waitFor } from "../run/helpers.ts";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 
 const project = tempDir("dash-follow");
 let service: TrainingService;
@@ -78,10 +77,9 @@ describe("the dashboard's episode list while a run goes (a real `serve`, client-
   // The page fetched the list once, when it opened: new episodes never appeared and a claimed row stayed
   // claimed after its episode ended, until the user pressed Search.
   it.skipIf(!CHROMIUM)("the page's list shows new episodes and their new states without a reload or a search (headless Chromium)", { timeout: 120_000 }, async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox"] });
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(e.message));
+    const opened = await openPage();
+    browser = opened.browser;
+    const { page, errors } = opened;
     await page.goto(service.dashboardUrl());
     await page.waitForFunction(() => /^\d+ episodes$/.test((globalThis as unknown as PageGlobals).document.querySelector("#total")?.textContent ?? ""));
 

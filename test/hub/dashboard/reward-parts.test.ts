@@ -1,13 +1,12 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { CHROMIUM, openPage } from "../../helpers/chromium.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TrainingService } from "../../../hub/run/service.ts";
 import { openRunDb } from "../../../server/db/run-db.ts";
 import { seedRunDb } from "../../helpers/seed-run-db.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 
 /** What a client records with an episode scored by an ONNX model and a judge (sdk/rewards/episode-rewarder.ts). */
 const PARTS = { solver: { values: { env: 0, style: 0.731, judge: 0.8 }, verdicts: { judge: "The reply matches the reference.\nScore: 8" } } };
@@ -41,10 +40,9 @@ describe("the dashboard's episode view", () => {
   });
 
   it.skipIf(!CHROMIUM)("shows each part's value and each judge's raw verdict (headless Chromium)", { timeout: 120_000 }, async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox"] });
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(e.message));
+    const opened = await openPage();
+    browser = opened.browser;
+    const { page, errors } = opened;
     await page.goto(service.dashboardUrl());
     await page.waitForSelector("#episodes tbody tr.ep");
     await page.click("#episodes tbody tr.ep");
