@@ -1,5 +1,5 @@
 import { setTimeout as wait } from "node:timers/promises";
-import { backoffDelay } from "../swarm/backoff.ts";
+import { backoffDelay } from "../backoff.ts";
 
 /** The waits between a judge's tries. */
 export interface JudgeBackoff {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
 import type { EnvironmentRuntime } from "../../plugins/index.ts";
-import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./backoff.ts";
+import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "../backoff.ts";
 import type { ClientEnvironment } from "./client-environment.ts";
 import { createDefaultAgentLoop } from "./default-agent-loop.ts";
 import { SWARM_CLIENT_ERRORS, SwarmClientError } from "./errors.ts";

@@ -3,7 +3,7 @@ export { runEpisode, type EpisodeResultMessage } from "./run-episode.ts";
 export { createDefaultAgentLoop } from "./default-agent-loop.ts";
 export { createChatCompletion, type ChatMessage } from "./chat.ts";
 export { defineWorkflow, type EnvHandle, type EpisodeHandle, type Workflow } from "./workflow.ts";
-export { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from "./backoff.ts";
+export { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from "../backoff.ts";
 export { ChatCompletionError, SWARM_CLIENT_ERRORS, SwarmClientError } from "./errors.ts";
 export {
   AbortKindSchema,
