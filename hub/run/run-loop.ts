@@ -322,6 +322,8 @@ export class RunLoop {
       return;
     }
     this.#idleSyncs = 0;
+    // a later no-progress failure is explained by the syncs since this step, not an older one's
+    this.#idleReports = [];
     this.#batchReset();
     this.#step += 1;
     for (const r of trained) this.#ledger.record(r.policy, this.#step, r.episodeIds);
