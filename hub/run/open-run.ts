@@ -285,5 +285,5 @@ function restorePool(
 
 /** Empties the sample pool (a crashed session's episodes: what it trained from them was discarded). */
 function dropPool(pool: SamplePool, policies: readonly string[]): void {
-  for (const policy of policies) pool.remove(policy, [...new Set(pool.entries(policy).map((e) => e.episodeId))]);
+  for (const policy of policies) pool.clear(policy);
 }

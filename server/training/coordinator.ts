@@ -396,7 +396,7 @@ export class TrainingCoordinator {
     this.#o.pool.remove(policy, episodeIds);
     // a policy done with its steps keeps nothing pooled (nothing of it trains again, and a full pool would stop begins)
     if (this.#o.maxSteps !== undefined && engine.version() >= this.#o.maxSteps) {
-      this.#o.pool.remove(policy, [...new Set(this.#o.pool.entries(policy).map((e) => e.episodeId))]);
+      this.#o.pool.clear(policy);
     }
     this.#checkCap(policy);
     return report;

@@ -181,6 +181,11 @@ export class SamplePool {
     if (list) this.#entries.set(policy, list.filter((e) => !ids.has(e.episodeId)));
   }
 
+  /** Deletes every pooled episode of a policy. */
+  clear(policy: string): void {
+    this.remove(policy, this.entries(policy).map((e) => e.episodeId));
+  }
+
   #remember(e: PoolEntry): void {
     const list = this.#entries.get(e.policy);
     if (list) list.push(e);

@@ -60,6 +60,16 @@ describe("SamplePool", () => {
     expect(db.prepare("SELECT COUNT(*) AS n FROM training_pool_samples").get()).toEqual({ n: 1 });
   });
 
+  it("clears every episode of one policy, rows included, and leaves the others", () => {
+    const { db } = openDb();
+    const pool = new SamplePool(db);
+    pool.add([unit("main", "e1", "a", 1), unit("main", "e1", "b", 0), unit("main", "e2", "a", 1), unit("other", "e1", "a", 1)]);
+    pool.clear("main");
+    expect(pool.entries("main")).toHaveLength(0);
+    expect(pool.entries("other")).toHaveLength(1);
+    expect(db.prepare("SELECT COUNT(*) AS n FROM training_pool_samples").get()).toEqual({ n: 1 });
+  });
+
   it("refuses a corrupt row with a coded error", () => {
     const { db } = openDb();
     const pool = new SamplePool(db);
