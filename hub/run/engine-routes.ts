@@ -3,7 +3,7 @@ import { z } from "zod";
 import { callerIdentity } from "../../server/episodes/index.ts";
 import { parseRunConfig, type RunConfig } from "../../server/config/index.ts";
 import { HttpError, parseBody } from "../../server/openai/index.ts";
-import type { EngineState, EngineStatus } from "./engine-status.ts";
+import { type EngineState, type EngineStatus, engineStateError } from "./engine-status.ts";
 import type { RunResult } from "./run-loop.ts";
 
 const ConfigBodySchema = z.object({ config: z.record(z.string(), z.unknown()) });
@@ -56,7 +56,7 @@ export async function engineRoutes(app: FastifyInstance, service: EngineControl)
   app.post("/v1/engine/agree-sync", { config: { auth: "client" } }, async (request) => {
     const body = parseBody(AgreeSyncBodySchema, request.body ?? {});
     const clientId = body.clientId ?? callerIdentity(request);
-    if (!service.agreeSync(clientId)) throw new HttpError(409, "AJ_ERR_ENGINE_STATE", `the engine is ${service.state()}`, { state: service.state() });
+    if (!service.agreeSync(clientId)) throw engineStateError(service.state(), `the engine is ${service.state()}`);
     return { agreed: clientId };
   });
 }

@@ -1,3 +1,4 @@
+import { HttpError } from "../../server/openai/index.ts";
 import type { WaitingEnvironment } from "../scheduler/index.ts";
 
 /** The engine's states (`GET /v1/engine/status`, and the service's logs). */
@@ -28,4 +29,9 @@ export interface EngineStatus {
   lastRun: { reason: "done" | "interrupted" | "failed"; step: number; error?: string } | null;
   /** Why the last start failed, when it did. */
   error: string | null;
+}
+
+/** A 409 refusing what the engine's current state does not allow, with that state as `error.state` (clients branch on it, not on the words). */
+export function engineStateError(state: EngineState, message: string): HttpError {
+  return new HttpError(409, "AJ_ERR_ENGINE_STATE", message, { state });
 }

@@ -31,7 +31,7 @@ import { readLatestCheckpoint } from "../train/checkpoint.ts";
 import { StorageError } from "../train/errors.ts";
 import type { ProgressSink } from "../train/progress.ts";
 import { engineRoutes } from "./engine-routes.ts";
-import type { EngineState, EngineStatus } from "./engine-status.ts";
+import { type EngineState, type EngineStatus, engineStateError } from "./engine-status.ts";
 import { type OpenedRun, type OpenRunOptions, openRun } from "./open-run.ts";
 import { isRunPath } from "./run-routes.ts";
 import type { RunResult } from "./run-loop.ts";
@@ -233,7 +233,7 @@ export class TrainingService {
 
   /** Sets the run config (only while offline). */
   configure(config: RunConfig): void {
-    if (this.state() !== "offline") throw new HttpError(409, "AJ_ERR_ENGINE_STATE", `the engine is ${this.state()}; stop it before configuring`, { state: this.state() });
+    if (this.state() !== "offline") throw engineStateError(this.state(), `the engine is ${this.state()}; stop it before configuring`);
     this.#config = config;
     this.#log("info", "engine configured", { policies: Object.keys(config.policies), environments: config.environments.map((e) => e.name), strategy: config.batching.strategy });
   }
@@ -266,7 +266,7 @@ export class TrainingService {
   async #start(options: { resume?: boolean; signal?: AbortSignal; progress?: ProgressSink }): Promise<void> {
     const config = this.#config;
     if (!config) throw new HttpError(409, "AJ_ERR_ENGINE_NOT_CONFIGURED", "no run config: POST /v1/engine/config first (or serve --config)");
-    if (this.state() !== "offline") throw new HttpError(409, "AJ_ERR_ENGINE_STATE", `the engine is already ${this.state()}`, { state: this.state() });
+    if (this.state() !== "offline") throw engineStateError(this.state(), `the engine is already ${this.state()}`);
     const runDir = resolve(this.#o.projectDir, this.#o.runDir ?? config.run.dir);
     // a damaged checkpoint is resumed, which refuses it and says why (not "the directory holds a run")
     const resume = options.resume ?? readLatestCheckpoint(runDir).kind !== "none";
