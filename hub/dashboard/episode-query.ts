@@ -90,24 +90,24 @@ export function listEpisodes(db: RunDb, filter: EpisodeFilter, page: { cursor?: 
   return { episodes: shown.map(toSummary), next: more && last ? encodeCursor(last.created_at, last.episode_id) : null, total };
 }
 
+/** `latestFailures`' query; its one parameter is how many. */
+export const LATEST_FAILURES_SQL = `SELECT e.*, NULL AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
+  FROM episodes e
+  WHERE e.rowid IN (
+    SELECT rowid FROM episodes
+    WHERE state = 'aborted' AND COALESCE(json_extract(abort_reason, '$.kind'), '') <> 'cancelled'
+    ORDER BY created_at DESC LIMIT ?)
+  ORDER BY e.created_at DESC, e.episode_id DESC`;
+
 /**
  * The latest failed episodes, newest first, with the sandbox's stderr tail split out of the message:
  * aborted ones, except those the scheduler cancelled before they ran (claims paused, the run ending),
  * which failed at nothing (the run's end filled the panel with them, hiding the real failures). The
- * newest are picked on the index `episodes_by_state`, then only those rows are read.
+ * index `episodes_by_state_time` is walked newest first until `limit` of them are found (reading each
+ * one's abort reason); a run.db from before that index sorts every aborted episode instead.
  */
 export function latestFailures(db: RunDb, limit: number): Array<EpisodeSummary & { stderrTail: string | null }> {
-  const rows = db
-    .prepare(
-      `SELECT e.*, NULL AS reward, (SELECT COUNT(*) FROM calls c WHERE c.episode_id = e.episode_id) AS calls
-       FROM episodes e
-       WHERE e.rowid IN (
-         SELECT rowid FROM episodes
-         WHERE state = 'aborted' AND COALESCE(json_extract(abort_reason, '$.kind'), '') <> 'cancelled'
-         ORDER BY created_at DESC LIMIT ?)
-       ORDER BY e.created_at DESC, e.episode_id DESC`,
-    )
-    .all(limit) as Row[];
+  const rows = db.prepare(LATEST_FAILURES_SQL).all(limit) as Row[];
   return rows.map((r) => {
     const s = toSummary(r);
     const split = s.failure ? splitStderr(s.failure.message) : { message: "", stderrTail: null };

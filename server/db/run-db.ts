@@ -42,6 +42,9 @@ CREATE TABLE IF NOT EXISTS calls (
 CREATE INDEX IF NOT EXISTS calls_by_episode ON calls (episode_id, agent_id, seq);
 CREATE INDEX IF NOT EXISTS episodes_by_created ON episodes (created_at, episode_id);
 CREATE INDEX IF NOT EXISTS episodes_by_state ON episodes (state, env, created_at);
+-- the newest episodes of one state, walked newest first (the dashboard's failures: the latest aborted
+-- ones that are not cancellations, read until enough are found rather than all of them sorted)
+CREATE INDEX IF NOT EXISTS episodes_by_state_time ON episodes (state, created_at);
 `;
 
 /**

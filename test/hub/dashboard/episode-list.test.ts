@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { episodePageQuery } from "../../../hub/dashboard/episode-query.ts";
+import { episodePageQuery, LATEST_FAILURES_SQL } from "../../../hub/dashboard/episode-query.ts";
 import { TrainingService } from "../../../hub/run/service.ts";
 import { openRunDb } from "../../../server/db/run-db.ts";
 import { seedRunDb } from "../../helpers/seed-run-db.ts";
@@ -76,6 +76,16 @@ describe("the episode browser over 100,000 recorded episodes", () => {
         expect(plan, JSON.stringify(filter)).toContain("episodes_by_created");
         expect(plan, JSON.stringify(filter)).not.toContain("TEMP B-TREE");
       }
+    } finally {
+      db.close();
+    }
+  });
+
+  it("finds the latest failures walking an index newest first, not sorting every aborted episode", () => {
+    const db = openRunDb(join(runDir, "run.db"));
+    try {
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${LATEST_FAILURES_SQL}`).all(20) as Array<{ detail: string }>).map((r) => r.detail).join("\n");
+      expect(plan).toContain("episodes_by_state_time");
     } finally {
       db.close();
     }
