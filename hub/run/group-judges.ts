@@ -28,13 +28,13 @@ export function groupScorers(envs: readonly PreparedEnvironment[], tracker: Trac
     const judge = new Judge(part, readRubric(part, env.installed.dir));
     const range = env.installed.manifest.reward;
     out.set(env.name, {
-      async score({ task, episodes }) {
+      async score({ task, episodes, signal }) {
         const slots = taskSlots(task);
         const agents = [...new Set(episodes.flatMap((e) => Object.keys(e.rewards)))];
         const scored = episodes.map((e) => ({ rewards: {} as Record<string, number>, parts: {} as RewardParts, env: e.rewards }));
         for (const agentId of agents) {
           const transcripts = episodes.map((e) => conversationText(agentTranscript(tracker, e.episodeId, agentId) as ConversationMessage[], part.input));
-          const verdict = await judge.rankGroup({ ...slots, transcripts });
+          const verdict = await judge.rankGroup({ ...slots, transcripts }, { signal });
           rankRewards(verdict.ranking!, range).forEach((reward, i) => {
             const o = scored[i]!;
             o.rewards[agentId] = reward;

@@ -53,6 +53,8 @@ export class Dispatcher {
   #pumping = false;
   /** Ended on their clients, waiting for their group's scorer: the client's result per slot. */
   readonly #judging = new Map<Slot, EpisodeResult>();
+  /** Aborted once everything is aborted (the scheduler closing): group scorers still judging stop. */
+  readonly #closing = new AbortController();
   #heldBeat = 0;
 
   constructor(deps: DispatcherDeps) {
@@ -183,7 +185,7 @@ export class Dispatcher {
     });
     let scored: Array<{ rewards: Record<string, number>; info: Record<string, unknown> }>;
     try {
-      scored = await scorer.score({ env: group.env.config.name, task: group.task, episodes });
+      scored = await scorer.score({ env: group.env.config.name, task: group.task, episodes, signal: this.#closing.signal });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       for (const s of held) {
@@ -270,6 +272,7 @@ export class Dispatcher {
 
   /** Aborts everything in flight (the scheduler is closing); their keys stop working. */
   async abortAll(message: string): Promise<void> {
+    this.#closing.abort(new Error(message));
     const aborts: Array<Promise<void>> = [];
     for (const slot of this.#byEpisode.values()) {
       if (slot.episodeId) aborts.push(this.#safeAbort(slot.episodeId, { kind: "cancelled", message }));

@@ -136,13 +136,15 @@ export type { Task };
  * Group-relative rewards (a manifest judge with `scope: group`): once every episode of a training group
  * has ended on its client, the group is scored at once. `score` gets each episode's id and client
  * rewards, in slot order, and returns each one's rewards and info to record; it throws when it cannot
- * score (the group's held episodes are then retried as `reward-model`).
+ * score (the group's held episodes are then retried as `reward-model`). `signal` aborts once the
+ * scheduler closes: a judge waiting to retry stops waiting.
  */
 export interface GroupScorer {
   score(input: {
     env: string;
     task: import("../../sdk/env/index.ts").Task;
     episodes: ReadonlyArray<{ episodeId: string; rewards: Readonly<Record<string, number>> }>;
+    signal: AbortSignal;
   }): Promise<Array<{ rewards: Record<string, number>; info: Record<string, unknown> }>>;
 }
 

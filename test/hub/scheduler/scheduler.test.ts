@@ -268,6 +268,28 @@ describe("Scheduler", () => {
     expect(registry.samples.filter((s) => s.env === "b").map((s) => s.reward)).toEqual([1, 1]);
   });
 
+  it("a group scorer still judging when the scheduler closes sees its signal abort (a judge waiting to retry stops)", async () => {
+    let signal: AbortSignal | null = null;
+    const scorer: GroupScorer = {
+      score(input) {
+        signal = input.signal;
+        // a judge that never answers until it is told to stop
+        return new Promise((_, reject) => input.signal.addEventListener("abort", () => reject(new Error("judge stopped")), { once: true }));
+      },
+    };
+    const { scheduler } = await make({ maxBatches: 1, groupScorer: (env) => (env === "a" ? scorer : undefined) });
+    scheduler.start();
+    const c = new SimClient(scheduler, "c", both, 8);
+    c.hello();
+    await until(() => {
+      for (const a of c.open()) c.end(a);
+      return signal !== null;
+    });
+    expect(signal!.aborted).toBe(false);
+    await scheduler.close();
+    expect(signal!.aborted).toBe(true);
+  });
+
   it("serialises its state and a resumed scheduler plans the same unfinished batch", async () => {
     const first = await make({ maxBatches: 3 });
     first.scheduler.start();
