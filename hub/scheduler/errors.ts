@@ -1,4 +1,5 @@
 import { AgentJetError, withCode } from "../../errors/index.ts";
+import { noWeightMessage } from "../../server/config/index.ts";
 
 /** Errors of the scheduler. Expected outcomes (a lost client, a failed episode) are values, not these. */
 export class SchedulerError extends AgentJetError {}
@@ -26,10 +27,7 @@ export class UnmappedRoleError extends SchedulerError {
 
 export class NoWeightError extends SchedulerError {
   constructor(step: number) {
-    super(
-      "AJ_ERR_SCHEDULER_NO_WEIGHT",
-      `every environment's weight is 0 ${step === 0 ? "at step 0" : `from step ${step} on`}: no batch could hold a task there; give an environment a positive weight at that step`,
-    );
+    super("AJ_ERR_SCHEDULER_NO_WEIGHT", noWeightMessage(step));
   }
 }
 

@@ -1,46 +1,14 @@
 /** Mixing weights over steps, and exact per-environment quotas for a batch. */
 
-export interface WeightSchedule {
-  kind: "constant" | "linear" | "cosine";
-  start: number;
-  end: number;
-  /** Step at which the end share is reached (and kept). */
-  steps: number;
-}
+import { type Weight, weightAt } from "../../server/config/index.ts";
 
-export type Weight = number | WeightSchedule;
-
-export function weightAt(weight: Weight, step: number): number {
-  if (typeof weight === "number") return weight;
-  const t = Math.min(Math.max(step / weight.steps, 0), 1);
-  switch (weight.kind) {
-    case "constant":
-      return weight.start;
-    case "linear":
-      return weight.start + (weight.end - weight.start) * t;
-    case "cosine":
-      return weight.end + ((weight.start - weight.end) * (1 + Math.cos(Math.PI * t))) / 2;
-  }
-}
+export { allZeroStep, weightAt, type Weight, type WeightSchedule } from "../../server/config/index.ts";
 
 /** Each environment's share of the batch at `step` (they sum to 1; all 0 when every weight is 0). */
 export function sharesAt(weights: readonly Weight[], step: number): number[] {
   const raw = weights.map((w) => Math.max(0, weightAt(w, step)));
   const total = raw.reduce((a, b) => a + b, 0);
   return total > 0 ? raw.map((w) => w / total) : raw.map(() => 0);
-}
-
-/**
- * The first step at which every weight is 0, or null when there is none. A batch planned there would
- * hold no group; schedules move monotonically from start to end, so steps 0 and each schedule's end are
- * the only places to look.
- */
-export function allZeroStep(weights: readonly Weight[]): number | null {
-  const ends = weights.flatMap((w) => (typeof w === "number" ? [] : [w.steps]));
-  for (const step of [0, ...ends].sort((a, b) => a - b)) {
-    if (weights.every((w) => weightAt(w, step) <= 0)) return step;
-  }
-  return null;
 }
 
 /** Largest-remainder apportionment of `seats` by non-negative claims; ties go to the earlier entry. */

@@ -11,3 +11,4 @@ export {
   type RunConfig,
   type WarmStartConfig,
 } from "./run-config.ts";
+export { allZeroStep, noWeightMessage, weightAt, type Weight, type WeightSchedule } from "./weights.ts";

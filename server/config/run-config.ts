@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { allZeroStep, noWeightMessage } from "./weights.ts";
 
 /**
  * The run config (YAML): the one home of its schema. `agentjet serve` reads the server's parts;
@@ -299,14 +300,8 @@ export const RunConfigSchema = z.object({
     })
     .default({ every: 0, split: "test", tasks: 16, modes: ["greedy", "sampled"] }),
 }).superRefine((c, ctx) => {
-  const zero = allZeroWeightStep(c.environments.map((e) => e.weight));
-  if (zero !== null) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["environments"],
-      message: `every environment's weight is 0 ${zero === 0 ? "at step 0" : `from step ${zero} on`}: a batch there could hold no task (the run would never step); give an environment a positive weight at that step`,
-    });
-  }
+  const zero = allZeroStep(c.environments.map((e) => e.weight));
+  if (zero !== null) ctx.addIssue({ code: "custom", path: ["environments"], message: noWeightMessage(zero) });
   if (c.run.deterministic && (c.batching.strategy === "any-client" || c.batching.strategy === "all-clients")) {
     ctx.addIssue({
       code: "custom",
@@ -317,16 +312,3 @@ export const RunConfigSchema = z.object({
 });
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 
-/**
- * The first step at which every environment's weight is 0 (a weight or a schedule's start and end are
- * its only values: a schedule moves monotonically between them), or null when there is none.
- */
-function allZeroWeightStep(weights: ReadonlyArray<z.infer<typeof EnvironmentEntrySchema>["weight"]>): number | null {
-  const zeroAt = (w: (typeof weights)[number], step: number): boolean => {
-    if (typeof w === "number") return w === 0;
-    if (w.kind === "constant") return w.start === 0;
-    return (step >= w.steps ? w.end : step === 0 ? w.start : Math.max(w.start, w.end)) === 0;
-  };
-  const steps = [0, ...weights.flatMap((w) => (typeof w === "number" ? [] : [w.steps]))].sort((a, b) => a - b);
-  return steps.find((step) => weights.every((w) => zeroAt(w, step))) ?? null;
-}
