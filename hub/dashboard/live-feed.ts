@@ -71,13 +71,15 @@ export class LiveFeed {
   }
 
   /**
-   * Counts `store`'s episode transitions (registered, claimed, ended, aborted, reclaimed) until the
-   * returned function is called. Watching counts once too: a new run's store is a change of its own.
+   * Counts `store`'s episode transitions (registered, claimed, ended, aborted, reclaimed) and the commits
+   * of their rows to run.db until the returned function is called. Watching counts once too: a new run's
+   * store is a change of its own.
    */
   watchEpisodes(store: Pick<EpisodeStore, "on">): () => void {
     const bump = (): void => void (this.#episodesVersion += 1);
     bump();
-    const offs = (["registered", "claimed", "ended", "aborted", "reclaimed"] as const).map((event) => store.on(event, bump));
+    // `persisted`: on a file, rows reach run.db (which the list reads) a little after their transition
+    const offs = (["registered", "claimed", "ended", "aborted", "reclaimed", "persisted"] as const).map((event) => store.on(event, bump));
     return () => {
       for (const off of offs) off();
     };

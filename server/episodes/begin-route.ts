@@ -69,6 +69,7 @@ export async function beginEpisodeRoute(app: FastifyInstance, opts: BeginRouteOp
       opts.store.abort(episodeId, { kind: "client-lost", message: "claims paused before the claim" });
       throw new HttpError(503, "AJ_ERR_ENGINE_BUSY", "claims are paused; retry shortly");
     }
+    await opts.store.persisted(episodeId);
     return reply.code(201).send({ episode: claim.episode, baseUrl: opts.baseUrl(), keys: claim.keys });
   });
 }

@@ -1,4 +1,5 @@
 import type { FailureKind } from "../../sdk/failure-kinds.ts";
+import { type EpisodeRow, UPSERT_EPISODE } from "../db/episode-row.ts";
 import type { RunDb } from "../db/run-db.ts";
 import type { AbortReason, Episode, EpisodeState } from "./episode.ts";
 import { EpisodeStorageError } from "./errors.ts";
@@ -11,24 +12,11 @@ export interface EpisodeRows {
   load(episodeId: string): Episode | undefined;
   /** The persisted state of an episode, without decoding its row. */
   stateOf(episodeId: string): EpisodeState | undefined;
+  /** Resolves once the episode's newest row is in run.db (at once in memory); rejects with what made the write fail. */
+  persisted(episodeId: string): Promise<void>;
 }
 
-/** A row of `episodes` as SQLite returns it (`SELECT *`). */
-export interface EpisodeRow {
-  episode_id: string;
-  task_id: string;
-  env: string;
-  state: EpisodeState;
-  agents: string;
-  attempt: number;
-  eval: number;
-  created_at: number;
-  claimed_at: number | null;
-  ended_at: number | null;
-  rewards: string | null;
-  metadata: string | null;
-  abort_reason: string | null;
-}
+export type { EpisodeRow } from "../db/episode-row.ts";
 
 const RESTARTED: AbortReason = { kind: "server-restart" satisfies FailureKind, message: "the server restarted while the episode was open" };
 
@@ -82,33 +70,67 @@ export function episodeFromRow(r: EpisodeRow): Episode {
 }
 
 /**
+ * Where a file's episode rows are written off the event loop (the tracker's batches, `Tracker.persistEpisode`):
+ * `done` is called once the row is in run.db, or with what made the write fail.
+ */
+export type PersistEpisodeRow = (row: EpisodeRow, done: (err?: unknown) => void) => void;
+
+/** A file's row handed over and not yet committed, and its promise. */
+interface Unsaved {
+  row: EpisodeRow;
+  promise: Promise<void>;
+}
+
+/**
  * Opens the episode rows of `db`. Episodes a previous process left open are aborted first
  * (`server-restart`, at `at`): their keys' claims died with it, so they cannot continue.
+ *
+ * With `persist` (a file), a transition's row is handed to the writer thread with the calls rather than
+ * written on the event loop: a write there took 60 us at best and, when the writer thread held run.db's
+ * write lock, SQLite's busy handler slept for a millisecond or more, the event loop with it (p99 4.7 ms
+ * under load, `bench/proxy.bench.ts`). Until it is committed, the row is read from memory, and
+ * `onPersisted` is called once it is (readers of run.db, such as the dashboard's list, may look again).
+ * Without it (in memory), each row is written in place, and a failure throws `EpisodeStorageError`.
  */
-export function openEpisodeRows(db: RunDb, at: number): EpisodeRows {
+export function openEpisodeRows(db: RunDb, at: number, persist?: PersistEpisodeRow, onPersisted?: () => void): EpisodeRows {
   return guarded("open the episodes table", () => {
     db.prepare(`UPDATE episodes SET state = 'aborted', abort_reason = ?, ended_at = ? WHERE state IN ('registered', 'claimed')`).run(
       JSON.stringify(RESTARTED),
       at,
     );
-    const upsert = db.prepare<[EpisodeRow]>(
-      `INSERT INTO episodes (episode_id, task_id, env, state, agents, attempt, eval, created_at, claimed_at, ended_at,
-         rewards, metadata, abort_reason)
-       VALUES (@episode_id, @task_id, @env, @state, @agents, @attempt, @eval, @created_at, @claimed_at, @ended_at,
-         @rewards, @metadata, @abort_reason)
-       ON CONFLICT (episode_id) DO UPDATE SET state = excluded.state, attempt = excluded.attempt,
-         claimed_at = excluded.claimed_at, ended_at = excluded.ended_at, rewards = excluded.rewards,
-         metadata = excluded.metadata, abort_reason = excluded.abort_reason`,
-    );
+    const upsert = db.prepare<[EpisodeRow]>(UPSERT_EPISODE);
     const selectOne = db.prepare<[string], EpisodeRow>("SELECT * FROM episodes WHERE episode_id = ?");
     const selectState = db.prepare<[string], { state: EpisodeState }>("SELECT state FROM episodes WHERE episode_id = ?");
+    /**
+     * Rows handed to the writer thread and not yet known to be committed, by episode: the newest of each
+     * (batches commit in order, so its promise covers the older ones). A row whose write failed stays.
+     */
+    const unsaved = new Map<string, Unsaved>();
+    const save = (e: Episode): void => {
+      const row = toRow(e);
+      if (persist === undefined) return guarded(`save episode '${e.episodeId}'`, () => void upsert.run(row));
+      let finish: (err?: unknown) => void = () => {};
+      const promise = new Promise<void>((resolve, reject) => {
+        finish = (err) => (err === undefined ? resolve() : reject(new EpisodeStorageError(`save episode '${e.episodeId}'`, err)));
+      });
+      // a failure is for whoever waits on `persisted`; with none, the tracker's next flush reports it
+      promise.catch(() => {});
+      const entry: Unsaved = { row, promise };
+      unsaved.set(e.episodeId, entry);
+      persist(row, (err) => {
+        if (err === undefined && unsaved.get(e.episodeId) === entry) unsaved.delete(e.episodeId);
+        finish(err);
+        if (err === undefined) onPersisted?.();
+      });
+    };
     return {
-      save: (e) => guarded(`save episode '${e.episodeId}'`, () => void upsert.run(toRow(e))),
+      save,
       load(episodeId) {
-        const row = guarded(`read episode '${episodeId}'`, () => selectOne.get(episodeId));
+        const row = unsaved.get(episodeId)?.row ?? guarded(`read episode '${episodeId}'`, () => selectOne.get(episodeId));
         return row === undefined ? undefined : episodeFromRow(row);
       },
-      stateOf: (episodeId) => guarded(`read episode '${episodeId}'`, () => selectState.get(episodeId)?.state),
+      stateOf: (episodeId) => unsaved.get(episodeId)?.row.state ?? guarded(`read episode '${episodeId}'`, () => selectState.get(episodeId)?.state),
+      persisted: (episodeId) => unsaved.get(episodeId)?.promise ?? Promise.resolve(),
     };
   });
 }

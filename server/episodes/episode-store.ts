@@ -54,6 +54,12 @@ export interface EpisodeStore {
   /** Keeps a claimed episode from idle reclaim. */
   heartbeat(episodeId: string): ChangeResult;
   /**
+   * Resolves once the episode's transitions so far (and, ended, its calls) are in run.db: on a file they
+   * are committed on the tracker's writer thread, soon after; in memory, at once. An HTTP answer about a
+   * transition waits here, so what a client was told is durable, and what it reads next shows it.
+   */
+  persisted(episodeId: string): Promise<void>;
+  /**
    * Ends a claimed episode with its rewards. Rewards that break the rule of `checkRewards` abort it as
    * `protocol` instead (its calls are discarded, listeners hear `aborted`): `rewards-refused`.
    */
@@ -102,9 +108,10 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
   const idleMs = (opts.idleTimeoutS ?? 120) * 1000;
   const policies = new Set(opts.policies);
   const frozen = new Set(opts.frozen ?? []);
-  const rows = openEpisodeRows(opts.db, now());
   const tracker = createTracker(opts.db);
   const events = createStoreEvents(opts.onListenerError ?? ((err: unknown) => console.error(err)));
+  // on a file, episode rows go to the writer thread with the calls (`openEpisodeRows`)
+  const rows = openEpisodeRows(opts.db, now(), tracker.deferred ? tracker.persistEpisode : undefined, () => events.emit("persisted"));
   const gate = createClaimsGate(events);
   /**
    * Registered and claimed episodes. A transition replaces the record; only activity (`lastActivityAt`)
@@ -122,7 +129,11 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
 
   const notFound = (episodeId: string): NotFound => ({ kind: "not-found", episodeId });
 
-  /** Writes a transition's record and makes it the live one (the database first: memory never runs ahead). */
+  /**
+   * Writes a transition's record and makes it the live one. In memory the database is written first (a
+   * failure leaves memory as it was); on a file the row goes with the next batch of calls, and is read
+   * from memory until it is committed.
+   */
   const commit = (e: Episode): void => {
     rows.save(e);
     episodes.set(e.episodeId, e);
@@ -185,6 +196,9 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
       const issued = keys.issue(t.episode);
       events.emit("claimed", snapshot(t.episode));
       return { kind: "claimed", episode: snapshot(t.episode), keys: issued };
+    },
+    async persisted(episodeId) {
+      await Promise.all([rows.persisted(episodeId), tracker.committed(episodeId)]);
     },
     heartbeat(episodeId) {
       const current = episodes.get(episodeId);

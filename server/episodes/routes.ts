@@ -62,6 +62,8 @@ export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOpt
     if (body.metadata !== undefined) input.metadata = body.metadata;
     const episode = episodeOrHttpError(store.register(input));
     owners.registered(episode.episodeId, request.agentjetCaller);
+    // every transition's answer waits for its row (and an end's calls) to be in run.db (`persisted`)
+    await store.persisted(episode.episodeId);
     return reply.code(201).send({ episode });
   });
 
@@ -83,7 +85,10 @@ export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOpt
     if (body.clientId !== undefined) claim.clientId = body.clientId;
     const result = store.claim(claim);
     if (result.kind === "not-found" || result.kind === "wrong-state") throw refusalToHttp(result);
-    if (result.kind === "claimed") owners.claimed(result.episode.episodeId, caller);
+    if (result.kind === "claimed") {
+      owners.claimed(result.episode.episodeId, caller);
+      await store.persisted(result.episode.episodeId);
+    }
     return result;
   });
 
@@ -120,13 +125,17 @@ export async function episodeRoutes(app: FastifyInstance, opts: EpisodeRoutesOpt
     checkMetadataSize(body.metadata);
     const input = body.metadata === undefined ? { rewards: body.rewards } : { rewards: body.rewards, metadata: body.metadata };
     const episodeId = owned(request);
-    return { episode: answer(episodeId, "end", store.end(episodeId, input)) };
+    const episode = answer(episodeId, "end", store.end(episodeId, input));
+    await store.persisted(episodeId);
+    return { episode };
   });
 
   app.post("/v1/episodes/:id/abort", client, async (request) => {
     const body = parseBody(AbortBodySchema, request.body);
     const episodeId = owned(request);
-    return { episode: answer(episodeId, "abort", store.abort(episodeId, body.reason)) };
+    const episode = answer(episodeId, "abort", store.abort(episodeId, body.reason));
+    await store.persisted(episodeId);
+    return { episode };
   });
 
   app.get("/v1/episodes/:id", admin, async (request) => {

@@ -15,6 +15,8 @@ export interface EpisodeStoreEvents {
   paused: () => void;
   /** Claims resumed: schedulers waiting on the gate go on at once. */
   resumed: () => void;
+  /** Episode rows reached run.db (a file: they are committed after their transition): readers of run.db see the transitions since. */
+  persisted: () => void;
 }
 
 export interface StoreEvents {
@@ -34,6 +36,7 @@ export function createStoreEvents(onListenerError: (err: unknown) => void): Stor
     abandoned: new Set(),
     paused: new Set(),
     resumed: new Set(),
+    persisted: new Set(),
   };
   return {
     emit(event, ...args) {

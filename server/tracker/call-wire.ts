@@ -427,7 +427,7 @@ class BatchWriter {
   }
 
   /** The batch, its episodes to forget forgotten here too (the writer thread forgets them once it has written it). */
-  done(count: number, texts: ArrayBuffer[][], places: WirePlace[], forget: string[]): PackedBatch {
+  done(count: number, texts: ArrayBuffer[][], places: WirePlace[], forget: readonly string[]): PackedBatch {
     for (const id of forget) this.memory.forget(id);
     const batch: WireBatch = {
       count,
@@ -443,7 +443,7 @@ class BatchWriter {
       chunks: this.chunks,
       texts,
       places,
-      forget,
+      forget: [...forget],
     };
     const transfer = [this.numbers.buffer, this.ids.buffer, this.logprobs.buffer, ...this.chunks.map((c) => c.buffer), ...texts.flat()] as ArrayBuffer[];
     return { batch, transfer };
@@ -466,7 +466,7 @@ function packSmall(w: BatchWriter, c: TrackedCall): void {
  * Packs a batch in one go (no call in it is large), remembering what it sent in `memory`, and the
  * episodes the writer thread can forget after it. The calls the tracker keeps are not touched.
  */
-export function packCalls(calls: readonly TrackedCall[], memory: WireMemory, forget: string[] = []): PackedBatch {
+export function packCalls(calls: readonly TrackedCall[], memory: WireMemory, forget: readonly string[] = []): PackedBatch {
   const w = new BatchWriter(calls, memory);
   for (const c of calls) packSmall(w, c);
   return w.done(calls.length, [], [], forget);
@@ -505,7 +505,7 @@ function withoutLongStrings(value: unknown, path: Array<string | number>, found:
  * lets the event loop run in between); run to its end, it returns what `packCalls` would carry, except
  * that long strings cross as UTF-16 in moved buffers (each distinct string once), written a slice at a time.
  */
-export function* packCallsSliced(calls: readonly TrackedCall[], memory: WireMemory, forget: string[] = []): Generator<void, PackedBatch, void> {
+export function* packCallsSliced(calls: readonly TrackedCall[], memory: WireMemory, forget: readonly string[] = []): Generator<void, PackedBatch, void> {
   const w = new BatchWriter(calls, memory);
   const texts: ArrayBuffer[][] = [];
   const textOf = new Map<string, number>();

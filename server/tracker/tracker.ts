@@ -1,3 +1,4 @@
+import type { EpisodeRow } from "../db/episode-row.ts";
 import type { RunDb } from "../db/run-db.ts";
 import type { CallRecord, TrackedCall } from "./call-record.ts";
 import { type CallRow, fromCallRow } from "./call-rows.ts";
@@ -23,8 +24,20 @@ export interface Tracker {
   generationsOf(episodeId: string, agentId: string): ReadonlyMap<string, readonly number[]>;
   /** Forgets and deletes an episode's calls (idle reclaim discards a partial record). */
   discard(episodeId: string): void;
-  /** Drops the in-memory copy of a finished episode; the database keeps it. */
+  /**
+   * Drops the in-memory copy of a finished episode; the database keeps it. On a file its calls are
+   * committed soon after (`committed`), and read from memory until then; in memory, at once.
+   */
   release(episodeId: string): void;
+  /** Resolves once a released episode's calls are committed (at once for any other); rejects with what made the write fail. */
+  committed(episodeId: string): Promise<void>;
+  /** Whether run.db is written later, on the writer thread (a file), rather than in place (in memory). */
+  readonly deferred: boolean;
+  /**
+   * Writes an episode's row on the writer thread (`deferred` only), with what calls are pending, as soon
+   * as the thread is free: `done` is called once it is in run.db, or with what made the write fail.
+   */
+  persistEpisode(row: EpisodeRow, done: (err?: unknown) => void): void;
   /** Writes pending records now and returns once they are committed (they are otherwise written in batches, every FLUSH_MS). */
   flush(): void;
   /** Flushes, then stops the writer thread (the store's close, before the database closes). */
@@ -48,32 +61,124 @@ export function createTracker(db: RunDb): Tracker {
   const deleteEpisode = db.prepare<[string]>("DELETE FROM calls WHERE episode_id = ?");
   // Calls are written in batches off the response's path: one transaction every FLUSH_MS (or at
   // FLUSH_CALLS pending calls), committed on the writer thread (a file database; `call-writer.ts`), so
-  // serializing and inserting them costs the event loop only the hand-over. At once, and waited for, when
-  // an episode ends or is discarded, and on close. A live episode's calls are read from memory, so a batch never delays a reader. Crash safety:
-  // what a crash can lose is the last FLUSH_MS of calls plus a batch being committed, and only of
-  // episodes still live (an ended episode's calls are committed before its end is answered); a restarted
-  // run re-runs live episodes rather than resuming them, so those calls were not needed.
+  // serializing and inserting them costs the event loop only the hand-over. As soon as the writer thread
+  // is free once an episode ends (the end's answer waits for the commit, `committed`, without holding the event loop); at
+  // once, and waited for, when an episode is discarded, and on close. A live episode's calls are read from
+  // memory, and an ended one's until they are committed, so a batch never delays a reader. Episode rows
+  // (`persistEpisode`) go in the same batches. Crash safety: what a crash can lose is the last FLUSH_MS of
+  // calls and episode transitions plus a batch being committed, and only of episodes still live (an
+  // ended episode's calls and row are committed before its end is answered over HTTP); a restarted run
+  // re-runs live episodes rather than resuming them, so those calls were not needed.
   const writer = createCallWriter(db);
   let pending: TrackedCall[] = [];
+  /** Episode rows waiting for the next batch, and what to call once each is committed (or failed). */
+  let pendingRows: EpisodeRow[] = [];
+  let rowsDone: Array<(err?: unknown) => void> = [];
   let timer: NodeJS.Timeout | null = null;
-  const send = (): void => {
+  /**
+   * Released episodes whose calls are not yet known to be committed (a file): each stays in `live` (read
+   * from memory) until its batch is, and its promise settles then. `ending` are those not yet handed over.
+   */
+  const settling = new Map<string, { promise: Promise<void>; settle: (err?: unknown) => void }>();
+  let ending: string[] = [];
+  /** Whether a hand-over of released episodes and episode rows is scheduled (`sendSoon`). */
+  let soonScheduled = false;
+  /**
+   * Hands the pending calls and episode rows over, with the released episodes (their repeats forgotten
+   * after them); returns what to call once the rows are committed.
+   */
+  const send = (): Array<(err?: unknown) => void> => {
     if (timer !== null) clearTimeout(timer);
     timer = null;
-    if (pending.length === 0 || !db.open) return;
-    const calls = pending;
-    pending = [];
-    writer.write(calls);
+    const released = ending;
+    const committed = rowsDone;
+    ending = [];
+    rowsDone = [];
+    if ((pending.length > 0 || released.length > 0 || pendingRows.length > 0) && db.open) {
+      const calls = pending;
+      const rows = pendingRows;
+      pending = [];
+      pendingRows = [];
+      writer.write(calls, released, rows);
+    }
+    return committed;
+  };
+  /** Starts the batch timer, unless one runs. */
+  const schedule = (): void => {
+    if (timer !== null) return;
+    timer = setTimeout(sendEnded, FLUSH_MS);
+    // an idle process is not kept alive for a batch: close and the episode's end hand it over
+    timer.unref();
+  };
+  /** The released episodes' calls are committed (or failed): they leave memory, and their waiters hear. */
+  const settle = (released: readonly string[], err?: unknown): void => {
+    for (const episodeId of released) {
+      live.delete(episodeId);
+      settling.get(episodeId)?.settle(err);
+      settling.delete(episodeId);
+    }
+  };
+  /** Hands what is pending over now, and settles released episodes and rows once the writer thread committed them. */
+  const sendEnded = (): void => {
+    const released = ending;
+    const waiting = rowsDone;
+    let rows: Array<(err?: unknown) => void>;
+    try {
+      rows = send();
+    } catch (err) {
+      for (const done of waiting) done(err);
+      settle(released, err);
+      throw err;
+    }
+    if (released.length === 0 && rows.length === 0) return;
+    writer.committed().then(
+      () => {
+        for (const done of rows) done();
+        settle(released);
+      },
+      (err: unknown) => {
+        for (const done of rows) done(err);
+        settle(released, err);
+      },
+    );
+  };
+  /**
+   * Hands released episodes and episode rows over as soon as the writer thread is free (group commit): on
+   * the next turn when it is idle, else when the batch it is committing is done, with everything released
+   * or saved meanwhile. A transition waits for one commit at most, and those that come together share one.
+   */
+  const sendSoon = (): void => {
+    if (soonScheduled) return;
+    soonScheduled = true;
+    const go = (): void => {
+      soonScheduled = false;
+      if (ending.length > 0 || pendingRows.length > 0) sendEnded();
+    };
+    const next = (): void => void setImmediate(go);
+    writer.committed().then(next, next);
   };
   const flush = (): void => {
-    send();
-    writer.sync();
+    const released = ending;
+    const waiting = rowsDone;
+    let rows: Array<(err?: unknown) => void>;
+    try {
+      rows = send();
+      writer.sync();
+    } catch (err) {
+      for (const done of waiting) done(err);
+      settle(released, err);
+      throw err;
+    }
+    for (const done of rows) done();
+    // every batch handed over is committed, those of episodes released earlier included
+    settle([...settling.keys()]);
   };
 
   const callsOf = (episodeId: string): TrackedCall[] => {
     const mem = live.get(episodeId);
-    // An episode leaves memory only through release or discard, both of which flush first: its calls
-    // are committed, and reading them needs no wait for the writer thread (the first call of every new
-    // episode reads here).
+    // An episode leaves memory only once its calls are committed (a release's batch, or discard's
+    // flush), so reading them needs no wait for the writer thread (the first call of every new episode
+    // reads here).
     if (!mem) return selectEpisode.all(episodeId).map(fromCallRow);
     return [...mem.keys()].sort().flatMap((agentId) => mem.get(agentId)!.calls);
   };
@@ -93,12 +198,14 @@ export function createTracker(db: RunDb): Tracker {
       agent.calls.push(call);
       if (call.finishReason !== "overflow") agent.generations.set(call.outputText, call.headerIds.concat(call.outputIds));
       pending.push(call);
-      if (pending.length >= FLUSH_CALLS) send();
-      else if (timer === null) {
-        timer = setTimeout(send, FLUSH_MS);
-        // an idle process is not kept alive for a batch: close and the episode's end flush it
-        timer.unref();
-      }
+      if (pending.length >= FLUSH_CALLS) sendEnded();
+      else schedule();
+    },
+    deferred: writer.deferred,
+    persistEpisode(row, done) {
+      pendingRows.push(row);
+      rowsDone.push(done);
+      sendSoon();
     },
     callsOf,
     callsOfAgent(episodeId, agentId) {
@@ -116,9 +223,27 @@ export function createTracker(db: RunDb): Tracker {
       deleteEpisode.run(episodeId);
     },
     release(episodeId) {
-      flush();
-      live.delete(episodeId);
-      writer.forget(episodeId);
+      if (!writer.deferred) {
+        flush();
+        live.delete(episodeId);
+        writer.forget(episodeId);
+        return;
+      }
+      // Not written here and waited for (that held the event loop until the writer thread committed):
+      // handed over once the writer thread is free, with what else is pending; read from memory until then.
+      if (settling.has(episodeId)) return;
+      let settleOne: (err?: unknown) => void = () => {};
+      const promise = new Promise<void>((resolve, reject) => {
+        settleOne = (err) => (err === undefined ? resolve() : reject(err));
+      });
+      // a failure is for whoever waits on `committed`; with none, the next flush or record reports it
+      promise.catch(() => {});
+      settling.set(episodeId, { promise, settle: settleOne });
+      ending.push(episodeId);
+      sendSoon();
+    },
+    committed(episodeId) {
+      return settling.get(episodeId)?.promise ?? Promise.resolve();
     },
     flush,
     close() {

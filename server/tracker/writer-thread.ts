@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { parentPort, workerData } from "node:worker_threads";
 import type BetterSqlite3 from "better-sqlite3";
+import { type EpisodeRow, UPSERT_EPISODE } from "../db/episode-row.ts";
 import { INSERT_CALL, RowMaker, type WireBatch } from "./call-wire.ts";
 
 /**
@@ -22,14 +23,14 @@ export interface WriterProgress {
 
 export type WriterMessage =
   | ({ kind: "open"; db: number; path: string } & WriterProgress)
-  | { kind: "batch"; db: number; batch: WireBatch }
+  | { kind: "batch"; db: number; batch: WireBatch; episodes: readonly EpisodeRow[] }
   | { kind: "close"; db: number };
 
 const { sqlite } = workerData as WriterThreadData;
 let Database: typeof BetterSqlite3 | undefined;
 
 interface Connection extends WriterProgress {
-  writeAll: ((batch: WireBatch) => void) | null;
+  writeAll: ((batch: WireBatch, episodes: readonly EpisodeRow[]) => void) | null;
   close: () => void;
 }
 
@@ -56,10 +57,13 @@ function open(m: Extract<WriterMessage, { kind: "open" }>): void {
     db.pragma("synchronous = NORMAL");
     db.pragma("busy_timeout = 5000");
     const insert = db.prepare(INSERT_CALL);
+    const upsert = db.prepare<[EpisodeRow]>(UPSERT_EPISODE);
     const maker = new RowMaker();
-    c.writeAll = db.transaction((batch: WireBatch) => {
+    c.writeAll = db.transaction((batch: WireBatch, episodes: readonly EpisodeRow[]) => {
       // positional arguments bind straight from the call (an array is read back element by element through the V8 API)
       for (const row of maker.rows(batch)) insert.run(...row);
+      // episode rows after the calls: an ended episode's row and its calls commit together
+      for (const row of episodes) upsert.run(row);
     });
   } catch (err) {
     fail(c, err);
@@ -79,7 +83,7 @@ parentPort!.on("message", (m: WriterMessage) => {
     return done(c);
   }
   try {
-    if (c.writeAll !== null && Atomics.load(c.state, 1) === 0) c.writeAll(m.batch);
+    if (c.writeAll !== null && Atomics.load(c.state, 1) === 0) c.writeAll(m.batch, m.episodes);
   } catch (err) {
     fail(c, err);
   }

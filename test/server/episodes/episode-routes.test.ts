@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { ADMIN_AUTH, buildTestServer, CLIENT_AUTH, postChat } from "../helpers/build-test-server.ts";
@@ -50,6 +54,37 @@ describe("episode routes", () => {
     const beat = await post("/v1/episodes/e1/heartbeat");
     expect([beat.statusCode, beat.json().error.state]).toEqual([409, "ended"]);
     expect((await post("/v1/episodes/nope/end", { rewards: {} })).statusCode).toBe(404);
+  });
+
+  it("on a run.db file, each transition is answered once its row is committed, and an end or abort once the episode's calls are too (read by another connection)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-end-commit-"));
+    try {
+      const app = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"]) }, { dbPath: join(dir, "run.db") });
+      apps.push(app);
+      const reader = new Database(join(dir, "run.db"), { readonly: true });
+      const count = (id: string) => (reader.prepare("SELECT COUNT(*) AS n FROM calls WHERE episode_id = ?").get(id) as { n: number }).n;
+      const state = (id: string) => (reader.prepare("SELECT state FROM episodes WHERE episode_id = ?").get(id) as { state: string } | undefined)?.state;
+      const post = (url: string, payload: unknown = {}) => app.inject({ method: "POST", url, headers: CLIENT_AUTH, payload: payload as Record<string, unknown> });
+      for (const [id, action, body] of [
+        ["e1", "end", { rewards: { solver: 1 } }],
+        ["e2", "abort", { reason: { kind: "crash", message: "x" } }],
+      ] as const) {
+        expect((await post("/v1/episodes", { ...REGISTER, episodeId: id })).statusCode).toBe(201);
+        expect(state(id)).toBe("registered");
+        const { keys } = (await post("/v1/episodes/claim", { episodeId: id })).json();
+        expect(state(id)).toBe("claimed");
+        for (let i = 0; i < 2; i++) expect((await postChat(app, keys.solver, { messages: [{ role: "user", content: `hi ${i}` }] })).statusCode).toBe(200);
+        // recorded calls wait for their batch
+        expect(count(id)).toBe(0);
+        expect((await post(`/v1/episodes/${id}/${action}`, body)).statusCode).toBe(200);
+        expect(count(id)).toBe(2);
+        expect(state(id)).toBe(action === "end" ? "ended" : "aborted");
+      }
+      reader.close();
+    } finally {
+      for (const a of apps.splice(0)) await a.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   // Regression (issue 18, item 3): the end route checked only the rewards' shape.

@@ -159,6 +159,40 @@ describe("episode store", () => {
     ]);
   });
 
+  it("on a file, a transition's row goes to the writer thread with the calls: read from memory until it is committed, never written on the event loop", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-store-rows-"));
+    try {
+      const db = openRunDb(join(dir, "run.db"));
+      const store = open(db);
+      const reader = openRunDb(join(dir, "run.db"));
+      const stateInDb = (id: string) => (reader.prepare("SELECT state FROM episodes WHERE episode_id = ?").get(id) as { state: string } | undefined)?.state;
+      store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents });
+      // not yet in run.db, but the store knows it (a second register is refused)
+      expect(stateInDb("e1")).toBeUndefined();
+      expect(store.register({ episodeId: "e1", taskId: "t", env: "smoke", agents })).toMatchObject({ kind: "exists" });
+      await store.persisted("e1");
+      expect(stateInDb("e1")).toBe("registered");
+      let persisted = 0;
+      store.on("persisted", () => (persisted += 1));
+      store.claim({ episodeId: "e1" });
+      store.tracker.record(fakeCall("e1", "solver", 0));
+      expect(store.end("e1", { rewards: { solver: 1 } }).kind).toBe("ok");
+      // ended and out of the live set: read back from the row not yet committed
+      expect(store.get("e1")).toMatchObject({ state: "ended", rewards: { solver: 1 } });
+      expect(stateInDb("e1")).toBe("registered");
+      await store.persisted("e1");
+      expect(stateInDb("e1")).toBe("ended");
+      // readers of run.db hear that it moved (the claim's row and the end's)
+      expect(persisted).toBe(2);
+      expect((reader.prepare("SELECT COUNT(*) AS n FROM calls WHERE episode_id = 'e1'").get() as { n: number }).n).toBe(1);
+      expect(store.get("e1")).toMatchObject({ state: "ended", rewards: { solver: 1 } });
+      reader.close();
+    } finally {
+      for (const { store } of opened.splice(0)) store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("throws a coded storage error when run.db refuses a write", () => {
     const db = openRunDb(":memory:");
     const store = open(db);

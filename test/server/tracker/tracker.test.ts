@@ -29,7 +29,8 @@ interface OnFileAndInMemory {
   reference: Tracker;
   /** Records the call in both. */
   record(c: TrackedCall): void;
-  release(episodeId: string): void;
+  /** Releases the episode in both, once its calls are committed on the file. */
+  release(episodeId: string): Promise<void>;
   flush(): void;
   /** Both databases' `calls` rows, in this order (an SQL `ORDER BY` clause, or none). */
   rows(orderBy?: string): { file: unknown[]; memory: unknown[] };
@@ -52,9 +53,10 @@ function onFileAndInMemory(test: (t: OnFileAndInMemory) => void | Promise<void>)
         tracker.record(c);
         reference.record(c);
       },
-      release(episodeId) {
+      async release(episodeId) {
         tracker.release(episodeId);
         reference.release(episodeId);
+        await tracker.committed(episodeId);
       },
       flush() {
         tracker.flush();
@@ -105,13 +107,13 @@ describe("call tracker: writes off the request path, nothing lost", () => {
     db.close();
   });
 
-  it("on a file, commits on the writer thread: the same rows, committed before release and flush return", () =>
+  it("on a file, commits on the writer thread: the same rows, committed before flush returns and before a release's `committed` resolves", () =>
     onFileAndInMemory(async ({ db, tracker, record, release, rows }) => {
       for (let i = 0; i < 600; i++) record(call("e1", i));
       record(call("e2", 0));
       // a full batch went to the thread: not committed on the event loop's turn
       expect((db.prepare("SELECT COUNT(*) AS n FROM calls").get() as { n: number }).n).toBe(0);
-      release("e1");
+      await release("e1");
       const { file, memory } = rows("ORDER BY episode_id, seq");
       expect(file).toEqual(memory);
       expect(file).toHaveLength(601);
@@ -124,12 +126,55 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       expect((db.prepare("SELECT COUNT(*) AS n FROM calls WHERE episode_id = 'e3'").get() as { n: number }).n).toBe(1);
     }));
 
+  it("on a file, an episode's release holds nothing up: its calls are committed soon after, read from memory until then, and `committed` waits for them", () =>
+    inTempDir(async (dir) => {
+      const db = openRunDb(join(dir, "run.db"));
+      const tracker = createTracker(db);
+      const count = (id: string) => (db.prepare("SELECT COUNT(*) AS n FROM calls WHERE episode_id = ?").get(id) as { n: number }).n;
+      for (let i = 0; i < 3; i++) tracker.record(call("e1", i));
+      tracker.record(call("e2", 0));
+      tracker.release("e1");
+      tracker.release("e1"); // twice is once
+      // nothing written or waited for on the release's turn; the episode still reads (from memory)
+      expect(count("e1")).toBe(0);
+      expect(tracker.callsOf("e1").map((c) => c.seq)).toEqual([0, 1, 2]);
+      let settled = false;
+      const done = tracker.committed("e1").then(() => (settled = true));
+      await Promise.resolve();
+      expect(settled).toBe(false);
+      await done;
+      // the episode's end handed over what was pending, the other episode's call with its own
+      expect(count("e1")).toBe(3);
+      expect(count("e2")).toBe(1);
+      // out of memory now: read back from the database
+      expect(tracker.callsOf("e1").map((c) => c.outputText)).toEqual(["ok 0", "ok 1", "ok 2"]);
+      await tracker.committed("e1");
+      await tracker.committed("never-recorded");
+      tracker.close();
+      db.close();
+    }));
+
+  it("on a file, a release whose batch fails rejects `committed` with the failure, and the flush that follows reports it", () =>
+    inTempDir(async (dir) => {
+      const db = openRunDb(join(dir, "run.db"));
+      const tracker = createTracker(db);
+      tracker.record(call("e1", 0));
+      tracker.flush();
+      tracker.record(call("e2", 0));
+      tracker.record({ ...call("e2", 1), callId: "e1-0" }); // a call id already written: the batch fails
+      tracker.release("e2");
+      await expect(tracker.committed("e2")).rejects.toThrow(/UNIQUE constraint failed/);
+      expect(() => tracker.flush()).toThrow(/UNIQUE constraint failed/);
+      expect(() => tracker.close()).toThrow(/UNIQUE constraint failed/);
+      db.close();
+    }));
+
   it("on a file, a long segment's ids (packed into the batch's moved Int32Array) are recorded as the ids they are", () =>
-    onFileAndInMemory(({ tracker, record, release, rows }) => {
+    onFileAndInMemory(async ({ tracker, record, release, rows }) => {
       const long = Array.from({ length: 40_000 }, (_, i) => (i * 7919) % 151_000);
       const big = trackedCall({ callId: "big", episodeId: "e1", segments: [{ role: "user", text: "x".repeat(10), ids: long }, { role: "user", text: "hi", ids: [1, 2] }] });
       record(big);
-      release("e1");
+      await release("e1");
       const { file, memory } = rows();
       expect(file).toEqual(memory);
       expect(tracker.callsOf("e1")[0]!.segments[0]!.ids).toEqual(long);
@@ -138,7 +183,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
     }));
 
   it("a segment whose ids are the encode thread's view of shared memory is recorded as the same ids in an array would be", () =>
-    onFileAndInMemory(({ tracker, record, release, rows }) => {
+    onFileAndInMemory(async ({ tracker, record, release, rows }) => {
       // past LARGE_CALL: packed a slice at a time, the long ids in chunks of their own
       const long = Array.from({ length: 150_000 }, (_, i) => (i * 7919) % 151_000);
       const shared = new Int32Array(new SharedArrayBuffer(4 * (long.length + 3)));
@@ -151,8 +196,8 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       ];
       record(trackedCall({ callId: "view", episodeId: "e1", segments: segments(shared.subarray(1, 3), shared.subarray(3)) }));
       record(trackedCall({ callId: "array", episodeId: "e2", segments: segments([9, 8], long) }));
-      release("e1");
-      release("e2");
+      await release("e1");
+      await release("e2");
       const { file, memory } = rows("ORDER BY call_id");
       expect(file).toEqual(memory);
       const [array, view] = file as Array<{ segments: string }>;
@@ -173,7 +218,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
     }));
 
   it("on a file, packed batches record exactly what the in-memory writer records: numbers no typed array holds, any text", () =>
-    onFileAndInMemory(({ tracker, record, release, rows }) => {
+    onFileAndInMemory(async ({ tracker, record, release, rows }) => {
       const odd = [
         trackedCall({ callId: "a", episodeId: "e1", headerIds: [1.5, 2], outputIds: [2 ** 31, -1, 0], outputLogprobs: [Number.NaN, Number.NEGATIVE_INFINITY, -0, 1e-300, -1e21] }),
         trackedCall({ callId: "b", episodeId: "e1", seq: 1, outputLogprobs: [null as unknown as number, -0.5], segments: [{ role: "user", text: "h\u00e9 \u{1f600} \ud800 \"q\"\n", ids: [7, -0, 9] }] }),
@@ -186,7 +231,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
         }),
       ];
       for (const c of odd) record(c);
-      release("e1");
+      await release("e1");
       const { file, memory } = rows("ORDER BY seq");
       expect(file).toEqual(memory);
       const back = tracker.callsOf("e1");
@@ -229,6 +274,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       expect(file).toHaveLength(5);
       expect(file).toEqual(memory);
       tracker.release("e1");
+      await tracker.committed("e1");
       const back = tracker.callsOf("e1");
       expect(back[0]!.segments[1]!.text).toBe(text);
       expect(back[0]!.segments[1]!.ids).toEqual(ids);
@@ -254,7 +300,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
         const agentId = rand(2) === 0 ? "a" : "b";
         const r = rand(40);
         if (r === 0) {
-          release(episodeId);
+          await release(episodeId);
           conversations.delete(`${episodeId}/a`);
           conversations.delete(`${episodeId}/b`);
           continue;
@@ -300,7 +346,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
     }));
 
   it("on a file, a segment sent longer ago than the writer thread keeps is sent again", () =>
-    onFileAndInMemory(({ tracker, record, release, rows }) => {
+    onFileAndInMemory(async ({ tracker, record, release, rows }) => {
       const first = { role: "user" as const, text: "first", ids: [1, 2, 3] };
       record(trackedCall({ callId: "c0", episodeId: "e1", segments: [first] }));
       // more segments kept since than the thread holds
@@ -309,7 +355,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
         if (i % 700 === 0) tracker.flush();
       }
       record(trackedCall({ callId: "last", episodeId: "e1", seq: 2101, segments: [first] }));
-      release("e1");
+      await release("e1");
       const { file, memory } = rows("ORDER BY seq");
       expect(file).toEqual(memory);
     }));
@@ -347,7 +393,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
     }));
 
   it("trackers of several databases share the writer thread: each commits its own rows, a failure is its own, one closed leaves the others writing", () =>
-    inTempDir((dir) => {
+    inTempDir(async (dir) => {
       const [a, b, c] = ["a", "b", "c"].map((n) => openRunDb(join(dir, `${n}.db`)));
       const [ta, tb] = [createTracker(a!), createTracker(b!)];
       const count = (d: typeof a) => (d!.prepare("SELECT COUNT(*) AS n FROM calls").get() as { n: number }).n;
@@ -365,6 +411,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       const tc = createTracker(c!);
       tc.record(call("e1", 0));
       tc.release("e1");
+      await tc.committed("e1");
       expect(count(c)).toBe(1);
       tc.close();
       for (const d of [a, b, c]) d!.close();
