@@ -17,8 +17,11 @@ import { type Bench, type BenchTable, fmt, quantile } from "./harness.ts";
  * Steady state, as users meet a server that has been up a while: one server holds both routes for the
  * whole bench and one load process (a separate Node process: it shares neither the event loop nor the
  * heap) drives every run, both warmed up first. Each of the load's loops plays episodes of
- * `EPISODE_CALLS` calls, one fresh episode key after another, and the episodes a run used are closed after
- * it, so the server holds what a live one holds. (Runs of 5,000 calls, each on a fresh server and a fresh
+ * `EPISODE_CALLS` calls, one fresh episode key after another, and ends each over HTTP as a client does
+ * (the baseline's loops send the same request to a bare route), so the server holds what a live one
+ * holds: the episodes in flight, not every episode of the run. (Until 2026-12-07 the episodes stayed live
+ * until the run was over, and the server's heap grew to about 300 MB of recorded calls over a run.)
+ * (Runs of 5,000 calls, each on a fresh server and a fresh
  * load process, measured mostly JIT warm-up: the bare route ran at half its warm speed, and the ratio at
  * concurrency 64 came out near 0.8x where the warm one is near 0.55x.)
  *
@@ -34,8 +37,10 @@ const EPISODE_CALLS = 30;
 
 // Plain JS for the load process (no TypeScript loader there): jobs arrive on stdin, one JSON line each, and
 // each result leaves on stdout as one JSON line. A job runs `concurrency` loops; each sends `perKey` calls
-// with a key, then takes the next unused key of `keys`; a loop's n-th call sends `bodies[n % bodies.length]`.
-// Throughput counts from the first call after the job's warm-up.
+// with a key, then ends that key's episode (`endPath` with the episode's id; the admin token, which owns episodes the bench registered in-process), as an
+// agent's client does, and takes the next unused key of `keys`; a loop's n-th call sends
+// `bodies[n % bodies.length]`. Throughput counts chat calls from the first call after the job's warm-up;
+// latencies are the chat calls'.
 const CLIENT = `
 const http = require("node:http");
 const readline = require("node:readline");
@@ -44,23 +49,33 @@ let queue = Promise.resolve();
 lines.on("line", (line) => { queue = queue.then(() => run(JSON.parse(line))).then(
   (r) => process.stdout.write(JSON.stringify(r) + "\\n"),
   (err) => process.stdout.write(JSON.stringify({ error: String(err) }) + "\\n")); });
-async function run({ port, concurrency, keys, bodies, total, warmup, path, perKey }) {
+async function run({ port, concurrency, keys, episodes, bodies, total, warmup, path, perKey, endPath, endToken }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const post = (key, body) => new Promise((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port, path, method: "POST", agent,
+  const post = (key, body, to = path) => new Promise((resolve, reject) => {
+    const req = http.request({ host: "127.0.0.1", port, path: to, method: "POST", agent,
       headers: { authorization: "Bearer " + key, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
       (res) => { res.resume(); res.on("end", () => resolve(res.statusCode)); });
     req.on("error", reject);
     req.end(body);
   });
+  const END = JSON.stringify({ rewards: { solver: 1 } });
+  const end = async (k) => {
+    const status = await post(endToken, END, endPath.replace(":id", episodes[k]));
+    if (status !== 200) throw new Error("end: status " + status);
+  };
   const latencies = [];
   let next = 0;
   let t0 = 0;
   let nextKey = 0;
   const loop = async () => {
-    let key = keys[nextKey++];
+    let k = nextKey++;
+    let key = keys[k];
     for (let n = 0; next < total + warmup; n++) {
-      if (n > 0 && n % perKey === 0) key = keys[nextKey++];
+      if (n > 0 && n % perKey === 0) {
+        await end(k);
+        k = nextKey++;
+        key = keys[k];
+      }
       const i = next++;
       if (i === warmup) t0 = performance.now();
       const t = performance.now();
@@ -188,6 +203,8 @@ function bodies(shape: Shape): string[] {
 
 const BASELINE = "/bench/baseline";
 const PROXY = "/v1/chat/completions";
+/** Where the load ends an episode: the server's own route for the proxy, a bare route for the baseline. */
+const END_PATHS = { [PROXY]: "/v1/episodes/:id/end", [BASELINE]: "/bench/baseline-end/:id" };
 
 /** The server under test (both routes) and the load process, for the whole bench. */
 class Setup {
@@ -209,6 +226,7 @@ class Setup {
     const dir = mkdtempSync(join(tmpdir(), "aj-proxy-bench-"));
     const app = await buildServer({ config, dbPath: join(dir, "run.db"), keySecret: "bench", reclaimTimer: false, engines: { main: createZeroLatencyEngine({ defaultIds: REPLY }) } });
     app.post(BASELINE, { config: { auth: "public" } }, async () => CANNED);
+    app.post("/bench/baseline-end/:id", { config: { auth: "public" } }, async () => ({ episode: { state: "ended" } }));
     await app.listen({ host: "127.0.0.1", port: 0 });
     return new Setup(app, dir, (app.server.address() as { port: number }).port, new LoadProcess());
   }
@@ -231,8 +249,9 @@ class Setup {
 
   async measure(concurrency: number, total: number, path: string, log: (l: string) => void, shape: Shape = "repeat"): Promise<Measured> {
     const warmup = Math.min(1000, Math.floor(total / 5));
-    // the baseline route takes no key; its loops send one all the same, so both send the same bytes
-    const { keys, episodes } = path === PROXY ? this.keys(concurrency, total + warmup) : { keys: Array.from({ length: concurrency }, () => "sk-aj-baseline"), episodes: [] };
+    // the baseline route takes no key; its loops send keys and end episodes all the same, so both send the same requests
+    const { keys, episodes } =
+      path === PROXY ? this.keys(concurrency, total + warmup) : { keys: Array.from({ length: Math.ceil((total + warmup) / EPISODE_CALLS) + concurrency }, () => "sk-aj-baseline"), episodes: [] as string[] };
     let gcMs = 0;
     const gc = new PerformanceObserver((list) => {
       for (const e of list.getEntries()) gcMs += e.duration;
@@ -242,7 +261,19 @@ class Setup {
     const loop0 = eventLoopThreadCpuUs();
     const load0 = this.load.cpuUs();
     const elu0 = performance.eventLoopUtilization();
-    const job = { port: this.port, concurrency, keys, bodies: bodies(shape), total, warmup, path, perKey: path === PROXY ? EPISODE_CALLS : Number.MAX_SAFE_INTEGER };
+    const job = {
+      port: this.port,
+      concurrency,
+      keys,
+      episodes: path === PROXY ? episodes : keys.map((_, i) => `b${i}`),
+      bodies: bodies(shape),
+      total,
+      warmup,
+      path,
+      perKey: EPISODE_CALLS,
+      endPath: END_PATHS[path as keyof typeof END_PATHS],
+      endToken: this.app.agentjet.auth.adminToken,
+    };
     const result = await this.load.run(job);
     const cpu = process.cpuUsage(cpu0);
     const loop1 = eventLoopThreadCpuUs();
@@ -250,9 +281,9 @@ class Setup {
     const elu = performance.eventLoopUtilization(elu0);
     gc.disconnect();
     const calls = total + warmup;
-    // a live server's episodes end; these leave memory the same way, out of the measured time
+    // each loop's last episode is cut short by the run's end: aborted, out of the measured time
     const store = this.app.agentjet.store;
-    for (const id of episodes) store.abort(id, { kind: "cancelled", message: "bench run over" });
+    for (const id of episodes) if (store.get(id)?.state === "claimed") store.abort(id, { kind: "cancelled", message: "bench run over" });
     const rps = total / result.seconds;
     log(`${path} concurrency ${concurrency} (${shape}): ${result.latencies.length} calls, ${fmt(rps)} req/s`);
     const serverUs = cpu.user + cpu.system;
@@ -318,7 +349,7 @@ async function runAll(setup: Setup, quick: boolean, log: (l: string) => void): P
   const notes: string[] = [];
   const ratios: string[] = [];
   // Pairs of side-by-side runs in alternating order; the table shows the pair with the median ratio.
-  const pairs = quick ? 1 : 3;
+  const pairs = quick ? 1 : 5;
   const runs: Array<{ c: number; shape: Shape }> = [
     { c: 1, shape: "repeat" },
     { c: 64, shape: "repeat" },
@@ -351,7 +382,7 @@ async function runAll(setup: Setup, quick: boolean, log: (l: string) => void): P
   notes.push(...ratios);
   notes.push("Added latency = the proxy's round trip minus a bare fastify route's on the same server, socket and client (auth, validation, templating, tokenizing, recording, the completion JSON). At concurrency 64 both are mostly queueing on one event loop. LiteLLM's documented median added latency is 3.25 ms.");
   notes.push(
-    `Steady state: one server and one load process for the whole bench, both routes and both shapes first warmed up unmeasured (${warmCalls / 2} calls each at concurrency 64), then each run's own warm-up (a fifth of its calls, at most 1,000). The proxy's loops play episodes of ${EPISODE_CALLS} calls each, a fresh key per episode, closed after the run; the baseline route gets the same bodies.`,
+    `Steady state: one server and one load process for the whole bench, both routes and both shapes first warmed up unmeasured (${warmCalls / 2} calls each at concurrency 64), then each run's own warm-up (a fifth of its calls, at most 1,000). The proxy's loops play episodes of ${EPISODE_CALLS} calls each, a fresh key per episode, and end each one (POST /v1/episodes/:id/end, answered once its calls are committed); the baseline's loops send the same bodies and the same end requests to bare routes. Throughput counts chat calls; the ends take their share of the time.`,
   );
   notes.push(
     "Shapes: repeat = the same two short messages on every call (the proxy's own cost, its prompt cached); multi-turn = an agent's episode, each call the one before plus the policy's answer and a new question (up to 61 messages), so rendering, splicing earlier answers and recording grow with the conversation.",
