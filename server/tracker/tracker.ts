@@ -83,15 +83,11 @@ export function createTracker(db: RunDb): Tracker {
   let ending: string[] = [];
   /** Whether a hand-over of released episodes and episode rows is scheduled (`sendSoon`). */
   let soonScheduled = false;
-  /**
-   * Hands the pending calls and episode rows over, with the released episodes (their repeats forgotten
-   * after them); returns what to call once the rows are committed.
-   */
-  const send = (): Array<(err?: unknown) => void> => {
+  /** Hands the pending calls and episode rows over, with the released episodes (their repeats forgotten after them). */
+  const send = (): void => {
     if (timer !== null) clearTimeout(timer);
     timer = null;
     const released = ending;
-    const committed = rowsDone;
     ending = [];
     rowsDone = [];
     if ((pending.length > 0 || released.length > 0 || pendingRows.length > 0) && db.open) {
@@ -101,7 +97,6 @@ export function createTracker(db: RunDb): Tracker {
       pendingRows = [];
       writer.write(calls, released, rows);
     }
-    return committed;
   };
   /** Starts the batch timer, unless one runs. */
   const schedule = (): void => {
@@ -110,8 +105,9 @@ export function createTracker(db: RunDb): Tracker {
     // an idle process is not kept alive for a batch: close and the episode's end hand it over
     timer.unref();
   };
-  /** The released episodes' calls are committed (or failed): they leave memory, and their waiters hear. */
-  const settle = (released: readonly string[], err?: unknown): void => {
+  /** What was handed over is committed (or failed): its rows hear, and released episodes leave memory, their waiters told. */
+  const settle = (released: readonly string[], rows: ReadonlyArray<(err?: unknown) => void>, err?: unknown): void => {
+    for (const done of rows) done(err);
     for (const episodeId of released) {
       live.delete(episodeId);
       settling.get(episodeId)?.settle(err);
@@ -121,25 +117,17 @@ export function createTracker(db: RunDb): Tracker {
   /** Hands what is pending over now, and settles released episodes and rows once the writer thread committed them. */
   const sendEnded = (): void => {
     const released = ending;
-    const waiting = rowsDone;
-    let rows: Array<(err?: unknown) => void>;
+    const rows = rowsDone;
     try {
-      rows = send();
+      send();
     } catch (err) {
-      for (const done of waiting) done(err);
-      settle(released, err);
+      settle(released, rows, err);
       throw err;
     }
     if (released.length === 0 && rows.length === 0) return;
     writer.committed().then(
-      () => {
-        for (const done of rows) done();
-        settle(released);
-      },
-      (err: unknown) => {
-        for (const done of rows) done(err);
-        settle(released, err);
-      },
+      () => settle(released, rows),
+      (err: unknown) => settle(released, rows, err),
     );
   };
   /**
@@ -159,19 +147,16 @@ export function createTracker(db: RunDb): Tracker {
   };
   const flush = (): void => {
     const released = ending;
-    const waiting = rowsDone;
-    let rows: Array<(err?: unknown) => void>;
+    const rows = rowsDone;
     try {
-      rows = send();
+      send();
       writer.sync();
     } catch (err) {
-      for (const done of waiting) done(err);
-      settle(released, err);
+      settle(released, rows, err);
       throw err;
     }
-    for (const done of rows) done();
     // every batch handed over is committed, those of episodes released earlier included
-    settle([...settling.keys()]);
+    settle([...settling.keys()], rows);
   };
 
   const callsOf = (episodeId: string): TrackedCall[] => {
