@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FailureKind } from "../../sdk/failure-kinds.ts";
 import type { RunDb } from "../db/run-db.ts";
-import type { CallRecord } from "../tracker/call-record.ts";
+import { type CallRecord, toCallRecord } from "../tracker/call-record.ts";
 import { createTracker, type Tracker } from "../tracker/tracker.ts";
 import { checkRewards, type RewardRange } from "./check-rewards.ts";
 import { createClaimKeys } from "./claim-keys.ts";
@@ -146,7 +146,7 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
     const calls = tracker
       .callsOf(e.episodeId)
       .filter((c) => c.trainable)
-      .map(({ trainable: _trainable, ...call }) => call);
+      .map(toCallRecord);
     rows.save(e);
     queue.delete(e.episodeId);
     episodes.delete(e.episodeId);
