@@ -10,7 +10,7 @@ import { bundleWorkerSync } from "../worker-bundle.ts";
 import { RecordingFailedError } from "./errors.ts";
 import type { WriterMessage, WriterThreadData } from "./writer-thread.ts";
 
-/** Writes batches of calls to `calls`. */
+/** Writes batches of calls to `calls`, and episode rows to `episodes` with them. */
 export interface CallWriter {
   /** Whether batches are committed later, on the writer thread (a file), rather than in `write` (in memory). */
   readonly deferred: boolean;

@@ -279,6 +279,11 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       expect(back[0]!.segments[1]!.text).toBe(text);
       expect(back[0]!.segments[1]!.ids).toEqual(ids);
       expect((back[0]!.messages[1] as { content: Array<{ text: string }> }).content[0]!.text).toBe(text);
+      // an episode ended with a large call still being packed: `committed` waits for it to be posted and committed
+      record({ ...large("l4", 0), episodeId: "e2" });
+      tracker.release("e2");
+      await tracker.committed("e2");
+      expect(rows("WHERE episode_id = 'e2'").file).toHaveLength(1);
     }));
 
   it("on a file, what a call repeats (messages, tools, segments, their ids in objects of their own) crosses once and is recorded as the same rows, across batches, agents and episodes", () =>
