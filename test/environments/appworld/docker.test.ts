@@ -96,6 +96,8 @@ describeDocker("AppWorld in Docker, against the stand-in image (test double)", (
       });
       if (result.type === "end") server.app.agentjet.store.end(episodeId, { rewards: result.rewards, metadata: result.info ?? {} });
       else server.app.agentjet.store.abort(episodeId, result.reason);
+      // An in-process end hands the episode's calls to run.db's writer thread; wait for their commit before reading the file.
+      await server.app.agentjet.store.persisted(episodeId);
       return result;
     }
 
