@@ -1,7 +1,8 @@
 import type { IncomingMessage } from "node:http";
 import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from "fastify";
 import {
   answerError,
@@ -240,7 +241,8 @@ export class TrainingService {
 
   /**
    * Starts the engine with the config (offline -> booting -> rolling). The run directory continues from
-   * its newest checkpoint when it has one (a restart after `stop`), unless `resume` says otherwise.
+   * its newest checkpoint when it has one (a restart after `stop`), or from step 0 when its run stopped
+   * before one (a server killed early), unless `resume` says otherwise.
    */
   start(options: { resume?: boolean; signal?: AbortSignal; progress?: ProgressSink } = {}): Promise<void> {
     const boot = this.#start(options);
@@ -268,8 +270,10 @@ export class TrainingService {
     if (!config) throw new HttpError(409, "AJ_ERR_ENGINE_NOT_CONFIGURED", "no run config: POST /v1/engine/config first (or serve --config)");
     if (this.state() !== "offline") throw engineStateError(this.state(), `the engine is already ${this.state()}`);
     const runDir = resolve(this.#o.projectDir, this.#o.runDir ?? config.run.dir);
-    // a damaged checkpoint is resumed, which refuses it and says why (not "the directory holds a run")
-    const resume = options.resume ?? readLatestCheckpoint(runDir).kind !== "none";
+    // A damaged checkpoint is resumed, which refuses it and says why (not "the directory holds a run").
+    // A run killed before its first checkpoint (run.db, no step kept) is played again from step 0, as
+    // `agentjet train --resume` does: serve has no --resume, and a restarted server continues its directory.
+    const resume = options.resume ?? (readLatestCheckpoint(runDir).kind !== "none" || existsSync(join(runDir, "run.db")));
     this.#booting = true;
     const abort = new AbortController();
     this.#abort = abort;

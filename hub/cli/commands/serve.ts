@@ -20,7 +20,9 @@ agentjet train (which is this server plus local clients, progress output and a r
   GET /v1/engine/status shows the state (offline, booting, rolling, draining, syncing), the step,
   the weight versions and the environments whose episodes wait for a client that can run them
   ("waiting"; also a warning in the log); POST /v1/engine/stop stops it cleanly (a checkpoint),
-  /start starts it again and continues from that checkpoint.
+  /start starts it again and continues from that checkpoint. A serve started on a run directory that
+  holds a run continues it the same way; one killed before its first checkpoint starts again from step
+  0. Episodes that were open when it stopped are recorded as aborted (server-restart).
 
 Clients, from this machine or others:
   agentjet client --server http://<this host>:<port> --token $CLIENT --envs <name>   scheduled episodes

@@ -1,10 +1,11 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { Writable } from "node:stream";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { TrainingService } from "../../../hub/run/service.ts";
+import { seedRunDb } from "../../helpers/seed-run-db.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
 import { call, smallConfig, waitFor } from "./helpers.ts";
 
@@ -112,6 +113,34 @@ describe("TrainingService (agentjet serve)", () => {
     } finally {
       db.close();
     }
+  });
+
+  // A serve killed (SIGKILL, power loss) before its run's first checkpoint left run.db and no step: the
+  // restarted serve refused to start and told the user to pass --resume, an option serve does not have.
+  it("plays again from step 0 a run directory whose run was killed before its first checkpoint, aborting its open episodes", { timeout: 120_000 }, async () => {
+    const project = tempDir("svc-killed");
+    const runDir = join(project, "run");
+    mkdirSync(runDir);
+    seedRunDb(join(runDir, "run.db"), { episodes: 3, claimed: 2, envs: ["raw"] });
+    const service = await TrainingService.listen({ host: "127.0.0.1", port: 0, projectDir: project, runDir, log: () => undefined });
+    open.push(service);
+    const url = service.origin();
+    const { adminToken, clientTokens } = service.tokens();
+    expect((await call(`${url}/v1/engine/config`, "POST", { config: await smallConfig("tasks", 1) }, adminToken)).status).toBe(200);
+    const started = await call(`${url}/v1/engine/start`, "POST", {}, adminToken);
+    expect([started.status, started.json.state, started.json.versions]).toEqual([200, "rolling", { main: 0 }]);
+    await playClientDriven(url, clientTokens[0]!, "7+1", 1);
+
+    const db = new Database(join(runDir, "run.db"), { readonly: true });
+    try {
+      const rows = db.prepare("SELECT episode_id, state, abort_reason FROM episodes ORDER BY created_at").all() as Array<{ episode_id: string; state: string; abort_reason: string | null }>;
+      expect(rows.slice(0, 3).map((r) => [r.state, r.abort_reason && JSON.parse(r.abort_reason).kind])).toEqual([["ended", null], ["aborted", "server-restart"], ["aborted", "server-restart"]]);
+      expect(rows.slice(3).map((r) => r.state)).toEqual(["ended"]);
+    } finally {
+      db.close();
+    }
+    const events = readFileSync(join(runDir, "metrics.jsonl"), "utf8");
+    expect(events).toContain("the run stopped before its first checkpoint: starting it again from step 0");
   });
 
   // `agentjet serve --host 0.0.0.0` without --public-url (docs/deploy.md) gives agents this machine's name,
