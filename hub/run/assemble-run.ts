@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { type AuthTokens, buildServer } from "../../server/app/index.ts";
+import { type AuthTokens, buildServer, type ErrorLog } from "../../server/app/index.ts";
 import type { RunConfig } from "../../server/config/index.ts";
 import type { Engine } from "../../server/engines/index.ts";
 import { beginEpisodeRoute, createEpisodeStorePort, type EpisodeStore } from "../../server/episodes/index.ts";
@@ -25,6 +25,8 @@ export interface AssembleRunOptions {
   auth: AuthTokens;
   /** Host names the run's routes accept besides the config's `server.allowedHosts` (the service's own). */
   allowedHosts?: readonly string[];
+  /** Where the run's routes log a failed request (a 5xx) with its cause: the service's log (`buildServer`'s `errorLog`). */
+  errorLog?: ErrorLog;
   /** Engines by policy name instead of building them from the config (tests). */
   engines?: Record<string, Engine>;
   /** Optimizer steps the run has trained (its step counter): the step whose mixing weights a batch gets. */
@@ -71,6 +73,7 @@ export async function assembleRun(o: AssembleRunOptions): Promise<AssembledRun> 
     rewardRanges,
     ...(o.allowedHosts ? { allowedHosts: o.allowedHosts } : {}),
     ...(o.engines ? { engines: o.engines } : {}),
+    ...(o.errorLog ? { errorLog: o.errorLog } : {}),
   });
   try {
     const store = app.agentjet.store;

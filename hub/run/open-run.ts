@@ -177,6 +177,8 @@ async function openLocked(
       auth: service.tokens,
       trainedSteps: () => loop?.step() ?? resumed?.state.step ?? 0,
       ...(service.allowedHosts ? { allowedHosts: service.allowedHosts } : {}),
+      // the run app's fastify logs nothing (the service writes the access lines): its 5xx go to the service's log
+      ...(service.log ? { errorLog: { error: (obj: object, msg: string) => service.log!("error", msg, obj as Record<string, unknown>) } } : {}),
       onSync: (reports) => loop?.onSync(reports),
       log,
     });

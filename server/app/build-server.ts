@@ -12,13 +12,13 @@ import { transcriptRoute } from "../episodes/transcript-route.ts";
 import { checkDepth } from "../openai/check-depth.ts";
 import { HttpError, toErrorBody } from "../openai/errors.ts";
 import { warmKeySchema } from "../episodes/keys.ts";
-import { createCompletions } from "../openai/completions.ts";
+import { createCompletions, type ErrorLog } from "../openai/completions.ts";
 import { openaiRoutes } from "../openai/routes.ts";
 import { warmRequestSchemas } from "../openai/warm-schemas.ts";
 import { createTokenizer } from "../tokenizers/create-tokenizer.ts";
 import { type AuthTokens, createHostCheck, installAuth, type RouteEntry } from "./auth.ts";
 import { generateToken } from "./auth-tokens.ts";
-import { answerError, answerFrameworkError } from "./fastify-errors.ts";
+import { answerFrameworkError, errorHandler } from "./fastify-errors.ts";
 import { jsonTextParser, registerJsonBody } from "./json-body.ts";
 import { createRawChatRoute, installRawRoute, type RawRoute } from "./raw-chat-route.ts";
 import type { PolicyRuntime, ServerContext } from "./server-context.ts";
@@ -36,6 +36,12 @@ export interface BuildServerOptions {
   fetch?: typeof fetch;
   /** Fastify's logger (pino options or true). Default false. */
   logger?: FastifyServerOptions["logger"];
+  /**
+   * Where a failed request (a 5xx, a stream that failed) is logged with its cause. Default: fastify's
+   * logger. `serve` and `train` pass the service's own, since this app's fastify logger is off there (the
+   * service writes the access lines of what it forwards).
+   */
+  errorLog?: ErrorLog;
   /**
    * Control-plane tokens (`Authorization: Bearer <token>` on every route but the OpenAI ones). `serve` and
    * `train` pass what `resolveAuthTokens` found. Default: random ones, readable on `app.agentjet.auth`.
@@ -116,8 +122,9 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   const auth: AuthTokens = opts.auth ?? { adminToken: generateToken("admin"), clientTokens: [generateToken("client")] };
   const allowedHosts = [...config.server.allowedHosts, ...(opts.allowedHosts ?? [])];
   const routes = installAuth(app, { tokens: auth, allowedHosts });
-  const calls = createCompletions(ctx, app.log);
-  const chatRoute = createRawChatRoute({ calls, hostAllowed: createHostCheck(allowedHosts), bodyLimit: config.server.bodyLimitBytes, parseJson: jsonTextParser(app), log: app.log });
+  const errorLog = opts.errorLog ?? app.log;
+  const calls = createCompletions(ctx, errorLog);
+  const chatRoute = createRawChatRoute({ calls, hostAllowed: createHostCheck(allowedHosts), bodyLimit: config.server.bodyLimitBytes, parseJson: jsonTextParser(app), log: app.log, errorLog });
   // once the app closes, fastify answers (503 while it closes, as it does for every route)
   let closing = false;
   app.addHook("preClose", async () => {
@@ -127,7 +134,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   installRawRoute(app.server, rawChat);
   app.decorate("agentjet", { store, db, policies, frozen, config, auth, routes, rawChat });
 
-  app.setErrorHandler(answerError);
+  app.setErrorHandler(errorHandler(opts.errorLog));
   // JSON nested deeper than any real request would overflow the stack later (stringifying it): a 400 first.
   app.addHook("preValidation", async (request) => checkDepth(request.body, "body"));
   app.setNotFoundHandler((request, reply) =>

@@ -13,5 +13,6 @@ export { buildServer, type AgentJetHandle, type BuildServerOptions } from "./bui
 export { closeServer } from "./close-server.ts";
 export { connectionHostCheck, createAccessLog, installRawRoute, type RawRoute } from "./raw-chat-route.ts";
 export { answerError, answerFrameworkError } from "./fastify-errors.ts";
+export type { ErrorLog } from "../openai/completions.ts";
 export { AuthConfigError, RouteAuthMissingError } from "./errors.ts";
 export type { PolicyRuntime, SamplingDefaults, ServerContext } from "./server-context.ts";

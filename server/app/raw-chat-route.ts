@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { FastifyBaseLogger } from "fastify";
 import { checkDepth } from "../openai/check-depth.ts";
-import { type Completions, episodeKey } from "../openai/completions.ts";
+import { type Completions, type ErrorLog, episodeKey } from "../openai/completions.ts";
 import { HttpError } from "../openai/errors.ts";
 import { JSON_UTF8 } from "../openai/routes.ts";
 import { SseWriter } from "../openai/sse-writer.ts";
@@ -50,7 +50,10 @@ export interface RawChatOptions {
   bodyLimit: number;
   /** fastify's own JSON body parser (its prototype-poisoning checks; throws its errors). */
   parseJson: (text: string) => unknown;
+  /** Where access lines go (at `info`, as fastify writes them). */
   log: FastifyBaseLogger;
+  /** Where a 5xx is logged when no access line names the request (the app's `errorLog`). */
+  errorLog: ErrorLog;
 }
 
 /** The path the raw route serves. */
@@ -79,7 +82,7 @@ export function createRawChatRoute(o: RawChatOptions): RawRoute {
     if (h.authorization === undefined || !isPlainJson(h["content-type"]) || h["transfer-encoding"] !== undefined || h.expect !== undefined || h.upgrade !== undefined) return false;
     const length = bodyLength(h["content-length"], limit);
     if (length === null || !hostAllowed(req)) return false;
-    const log = accessLog(req, res) ?? o.log;
+    const log = accessLog(req, res) ?? o.errorLog;
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
@@ -109,7 +112,7 @@ async function serve(calls: Completions, req: IncomingMessage, res: ServerRespon
 }
 
 /** An error answered as fastify's error handler answers it (`errorAnswer`: our shape, a 5xx logged). */
-function answerError(res: ServerResponse, err: unknown, log: Pick<FastifyBaseLogger, "error">): void {
+function answerError(res: ServerResponse, err: unknown, log: ErrorLog): void {
   const { status, body } = errorAnswer(err, log);
   if (res.headersSent) {
     res.end();

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { TrainingService } from "../../../hub/run/service.ts";
+import { createZeroLatencyEngine } from "../../doubles/zero-latency-engine.ts";
 import { seedRunDb } from "../../helpers/seed-run-db.ts";
 import { removeTempDirs, tempDir } from "../helpers.ts";
 import { call, smallConfig, waitFor } from "./helpers.ts";
@@ -141,6 +142,42 @@ describe("TrainingService (agentjet serve)", () => {
     }
     const events = readFileSync(join(runDir, "metrics.jsonl"), "utf8");
     expect(events).toContain("the run stopped before its first checkpoint: starting it again from step 0");
+  });
+
+  // The run's fastify app logs nothing under the service (the service writes the access lines it forwards):
+  // a 5xx of a run route answered "internal server error" and its cause was logged nowhere.
+  it("logs a failed request of the run (a 5xx), raw chat route and fastify route alike, with its cause in the service's log", { timeout: 120_000 }, async () => {
+    const project = tempDir("svc-5xx");
+    const logs: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
+    let explode = false;
+    const engine = createZeroLatencyEngine({
+      respond: () => {
+        if (explode) throw new Error("the engine exploded");
+        return [];
+      },
+    });
+    const service = await TrainingService.listen({
+      host: "127.0.0.1",
+      port: 0,
+      projectDir: project,
+      runDir: join(project, "run"),
+      log: (level, message, fields) => void logs.push({ level, message, ...(fields ? { fields } : {}) }),
+      run: { engines: { main: engine } },
+    });
+    open.push(service);
+    const url = service.origin();
+    const { adminToken, clientTokens } = service.tokens();
+    expect((await call(`${url}/v1/engine/config`, "POST", { config: await smallConfig("tasks", 1) }, adminToken)).status).toBe(200);
+    expect((await call(`${url}/v1/engine/start`, "POST", {}, adminToken)).status).toBe(200);
+    const begun = await call(`${url}/v1/episodes/begin`, "POST", { taskId: "1+1", env: "raw" }, clientTokens[0]);
+    explode = true;
+    for (const [path, body] of [["/v1/chat/completions", { messages: [{ role: "user", content: "1+1=" }] }], ["/v1/completions", { prompt: "1+1=" }]] as const) {
+      const before = logs.filter((l) => l.level === "error").length;
+      const res = await call(`${url}${path}`, "POST", { model: "main", ...body }, begun.json.keys.main as string);
+      expect([path, res.status, res.json.error.code]).toEqual([path, 500, "AJ_ERR_INTERNAL"]);
+      const errors = logs.filter((l) => l.level === "error").slice(before);
+      expect(errors.map((l) => [l.message, (l.fields?.err as Error | undefined)?.message])).toEqual([["request failed", "the engine exploded"]]);
+    }
   });
 
   // `agentjet serve --host 0.0.0.0` without --public-url (docs/deploy.md) gives agents this machine's name,
