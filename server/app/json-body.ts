@@ -98,13 +98,16 @@ function readBody(request: FastifyRequest, payload: NodeJS.ReadableStream & { re
 }
 
 /**
- * JSON request bodies as fastify's default parser reads them (same limits, same errors, same
+ * JSON request bodies, and no others (any other content type is a 415), as fastify's default parser reads them (same limits, same errors, same
  * prototype-poisoning checks), except that a large one (a 4 MB message) is parsed on a thread: JSON.parse
  * of megabytes would hold the event loop, and every other request with it. The parsed body comes back a
  * turn before the request goes on, so receiving it and serving it are not one long stretch.
  */
 export function registerJsonBody(app: FastifyInstance): void {
   const parseInPlace = app.getDefaultJsonParser("error", "error");
+  // Bodies are JSON only: fastify's default text/plain parser handed a route the body as a string, which
+  // its schema refused as a 400 ("expected object, received string") instead of a non-JSON body's 415.
+  app.removeContentTypeParser("text/plain");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", (request, payload, done) => {
     readBody(request, payload as NodeJS.ReadableStream, request.routeOptions.bodyLimit, done as Done, (bytes) => {

@@ -97,7 +97,11 @@ export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
 /** Legacy `POST /v1/completions`: a prompt string, completed as text (no chat template). */
 export const CompletionRequestSchema = z.object({
   model: z.string().min(1),
-  prompt: z.union([z.string(), z.array(z.string()).length(1)]),
+  prompt: z
+    .union([z.string(), z.array(z.string())], { error: "a string, or an array of one string" })
+    .refine((p) => typeof p === "string" || p.length === 1, "one prompt per request (an array of exactly one string)")
+    // the engine continues the prompt's tokens: an empty one gives it none (a 500 from the engine before)
+    .refine((p) => (typeof p === "string" ? p : p[0]) !== "", "the prompt is empty: give the text the model continues"),
   max_tokens: z.number().int().positive().nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().gt(0).max(1).nullish(),

@@ -100,7 +100,7 @@ function makeCases(key: string, n: number): Case[] {
       method: "POST",
       path: "/v1/completions",
       headers: auth,
-      body: JSON.stringify(pick([{ model: "main" }, { model: "main", prompt: 5 }, { model: "main", prompt: ["a", "b"] }, { model: "main", prompt: "x", logprobs: 9 }, { model: "main", prompt: "x", echo: true }])),
+      body: JSON.stringify(pick([{ model: "main" }, { model: "main", prompt: 5 }, { model: "main", prompt: "" }, { model: "main", prompt: [""] }, { model: "main", prompt: ["a", "b"] }, { model: "main", prompt: "x", logprobs: 9 }, { model: "main", prompt: "x", echo: true }])),
     }),
     (): Case => {
       // control-token strings where the template's tokens would go, each in an otherwise invalid request

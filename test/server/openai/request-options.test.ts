@@ -157,6 +157,30 @@ describe("legacy completions", () => {
     expect(engine.prompts[0]).toEqual(tok.encode("Q: 6*7=\nA:"));
     expect(store.tracker.callsOf("e1")[0]!.outputIds).toEqual(tok.encode("42<|im_end|>"));
   });
+
+  // An empty prompt reached the engine, which refused it: a 500 (AJ_ERR_INTERNAL); two prompts said only "Invalid input".
+  it("an empty prompt or more than one is a 400 naming the prompt and saying what is wrong", async () => {
+    const { post, engine } = await setup(["x<|im_end|>"]);
+    for (const [prompt, says] of [["", "the prompt is empty"], [[""], "the prompt is empty"], [["a", "b"], "one prompt per request"], [5, "a string, or an array of one string"]] as const) {
+      const res = await post("/v1/completions", { prompt });
+      expect([res.statusCode, res.json().error.param, res.json().error.message]).toEqual([400, "prompt", expect.stringContaining(says)]);
+    }
+    expect(engine.prompts).toEqual([]);
+  });
+});
+
+describe("content type", () => {
+  // fastify's default text/plain parser handed the route a string: a 400 "expected object, received string".
+  it("a body that is not JSON is a 415 on every OpenAI route, whatever its text", async () => {
+    const { app } = await setup(["x<|im_end|>"]);
+    const key = claimSolver(app, "e2", "t");
+    for (const url of ["/v1/chat/completions", "/v1/responses", "/v1/completions"]) {
+      for (const type of ["text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded"]) {
+        const res = await app.inject({ method: "POST", url, headers: { authorization: `Bearer ${key}`, "content-type": type }, payload: JSON.stringify({ model: "main", messages: USER, input: "hi", prompt: "p" }) });
+        expect([url, type, res.statusCode, res.json().error.code]).toEqual([url, type, 415, "AJ_ERR_CONTENT_TYPE"]);
+      }
+    }
+  });
 });
 
 describe("frozen upstream failures and forwarding", () => {
