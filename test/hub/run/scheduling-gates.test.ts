@@ -69,22 +69,31 @@ describe("scheduling gates through the assembled run", () => {
           maxPooled = Math.max(maxPooled, c.pooled);
           return c;
         };
-        // The pool reaches the cap; what was registered then is all that may run until a step.
-        const atCap = await waitFor(() => {
-          const c = sample();
-          return c.pooled >= cap && c;
-        }, 60_000, 20);
+        // The pool reaches the cap; what was registered by then is all that may run until a step.
+        await waitFor(() => sample().pooled >= cap, 60_000, 20);
         expect(service.status().step).toBe(0);
-        // Everything registered before the cap ends (the pool may pass the cap by that much), then nothing more.
-        const settle = async (registered: number) => {
+        // Everything registered before the cap ends (the pool may pass the cap by that much), then nothing
+        // more. run.db shows a registration once the writer thread has committed it, a few ms after the
+        // scheduler made it (an ended episode's pool entry can be there first): the count is read once it
+        // holds still, then must stay.
+        const settle = async (): Promise<number> => {
           await waitFor(() => clients.clients[0]!.running().length === 0 && sample().pooled >= cap, 60_000, 20);
+          let registered = sample().registered;
+          await waitFor(async () => {
+            await new Promise((r) => setTimeout(r, 100));
+            const now = sample().registered;
+            const still = now === registered;
+            registered = now;
+            return still;
+          }, 10_000, 0);
           for (let i = 0; i < 10; i++) {
             expect(sample().registered).toBe(registered);
             await new Promise((r) => setTimeout(r, 50));
           }
+          return registered;
         };
-        await settle(atCap.registered);
-        expect(sample().pooled).toBe(atCap.registered);
+        const registered = await settle();
+        expect(sample().pooled).toBe(registered);
         expect(maxPooled).toBeLessThanOrEqual(cap + concurrency);
         // A sync takes the pool and scheduling resumes. A batch whose groups all have equal rewards trains
         // nothing (no step), so agree again at each cap until one has trained and scheduling resumed after it.
@@ -96,13 +105,13 @@ describe("scheduling gates through the assembled run", () => {
           expect(round).toBeLessThan(10);
           maxPooled = 0;
           await waitFor(() => sample().pooled >= cap, 60_000, 20);
-          await settle(sample().registered);
+          await settle();
           expect(maxPooled).toBeLessThanOrEqual(cap + concurrency);
         }
         // After the training step the pool stops at the cap again.
         maxPooled = 0;
         await waitFor(() => sample().pooled >= cap, 60_000, 20);
-        await settle(sample().registered);
+        await settle();
         expect(maxPooled).toBeLessThanOrEqual(cap + concurrency);
         await service.stop();
       } finally {
