@@ -126,11 +126,6 @@ export class RunLoop {
     return this.#versions();
   }
 
-  /** Scheduled episodes in flight. */
-  inFlight(): number {
-    return this.#scheduler.stats().inFlight;
-  }
-
   /** Environments whose scheduled episodes wait for a client that can run them. */
   waiting(): WaitingEnvironment[] {
     return this.#scheduler.waiting();

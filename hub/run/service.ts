@@ -221,7 +221,8 @@ export class TrainingService {
       starts: this.#starts,
       runDir: this.#runDir,
       clients: this.#relay.clients(),
-      inFlight: run && !this.#booting ? run.loop.inFlight() : 0,
+      // every claimed episode, scheduled or client-driven: what a weight update waits for
+      inFlight: run && !this.#booting ? run.app.agentjet.store.inFlight().length : 0,
       waiting: run && !this.#booting ? run.loop.waiting() : [],
       lastRun: this.#lastRun,
       error: this.#error,

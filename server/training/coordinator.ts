@@ -118,6 +118,9 @@ export interface CoordinatorCounters {
 
 export type CoordinatorPhase = "rolling" | "draining" | "training";
 
+/** How long a drain waits on open episodes before it says which (`onWarning`). */
+const DRAIN_NOTICE_MS = 10_000;
+
 /**
  * Turns ended episodes into training steps. Each ended episode is merged and pooled; when the batching
  * strategy says a policy's batch is ready, claims pause, in-flight episodes finish (or are abandoned after
@@ -309,6 +312,8 @@ export class TrainingCoordinator {
       let failed = false;
       try {
         const abandoned = await this.#drain();
+        // stopped while draining: no step (the pool stays as the stop's checkpoint keeps it)
+        if (abandoned === null) return;
         this.#phase = "training";
         const clients = { active: this.#activity.active(this.#now()), agreed: this.#activity.agreed() };
         const reports: StepReport[] = [];
@@ -338,11 +343,27 @@ export class TrainingCoordinator {
     } while (this.#again);
   }
 
-  async #drain(): Promise<number> {
-    const deadline = this.#now() + this.#o.config.syncTimeoutS * 1000;
+  /**
+   * Waits until no episode is in flight, abandoning those still open at `syncTimeoutS`: how many it
+   * abandoned, or null once the coordinator is stopped meanwhile. A stop does not wait out the drain: an
+   * open client-driven episode held Ctrl-C (and `POST /v1/engine/stop`) for up to `syncTimeoutS`.
+   */
+  async #drain(): Promise<number | null> {
+    const start = this.#now();
+    const deadline = start + this.#o.config.syncTimeoutS * 1000;
+    let said = false;
     for (;;) {
+      if (this.#stopped) return null;
       const left = this.#o.store.inFlight();
       if (left.length === 0) return 0;
+      // Training waits on them, scheduled or client-driven: said once, so a stalled step is never silent.
+      if (!said && this.#now() - start >= DRAIN_NOTICE_MS && this.#now() < deadline) {
+        said = true;
+        const shown = left.slice(0, 5).map((id) => `'${id}'`).join(", ");
+        this.#o.onWarning?.(
+          `the weight update waits for ${left.length} open episode${left.length === 1 ? "" : "s"} (${shown}${left.length > 5 ? ", ..." : ""}) to end or abort; those still open at server.syncTimeoutS (${this.#o.config.syncTimeoutS} s) are abandoned`,
+        );
+      }
       if (this.#now() >= deadline) {
         for (const id of left) this.#abandoned.add(id);
         await this.#o.store.abandon(left);

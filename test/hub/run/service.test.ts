@@ -170,6 +170,8 @@ describe("TrainingService (agentjet serve)", () => {
     expect((await call(`${url}/v1/engine/config`, "POST", { config: await smallConfig("tasks", 1) }, adminToken)).status).toBe(200);
     expect((await call(`${url}/v1/engine/start`, "POST", {}, adminToken)).status).toBe(200);
     const begun = await call(`${url}/v1/episodes/begin`, "POST", { taskId: "1+1", env: "raw" }, clientTokens[0]);
+    // a client-driven episode counts as in flight (a weight update waits for it): status said 0
+    expect((await call(`${url}/v1/engine/status`, "GET", undefined, clientTokens[0])).json.inFlight).toBe(1);
     explode = true;
     for (const [path, body] of [["/v1/chat/completions", { messages: [{ role: "user", content: "1+1=" }] }], ["/v1/completions", { prompt: "1+1=" }]] as const) {
       const before = logs.filter((l) => l.level === "error").length;

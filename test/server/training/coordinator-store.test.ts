@@ -55,6 +55,56 @@ describe("TrainingCoordinator on the server's episode store", () => {
     store.close();
   });
 
+  it("says which open episodes a weight update waits for once it has waited a while", async () => {
+    const { store, coord, warnings } = onStore(trainingConfig({ batchTasks: 1 }, { syncTimeoutS: 60 }));
+    const run = (id: string, reward: number | null) => {
+      store.register({ episodeId: id, taskId: "t1", env: "smoke", agents: { a: { kind: "policy", target: "main" } } });
+      expect(store.claim({ episodeId: id, clientId: "c1" }).kind).toBe("claimed");
+      for (const c of rewardedEpisode(id, "t1", 0).calls) store.tracker.record({ ...c, trainable: true });
+      if (reward !== null) store.end(id, { rewards: { a: reward } });
+    };
+    run("client-driven", null);
+    run("e1", 1);
+    run("e2", 0);
+    await coord.whenIdle();
+    expect(warnings.filter((w) => w.includes("weight update waits"))).toEqual([
+      "the weight update waits for 1 open episode ('client-driven') to end or abort; those still open at server.syncTimeoutS (60 s) are abandoned",
+    ]);
+    await coord.stop();
+    store.close();
+  });
+
+  // A stop waited for the sync in progress, whose drain waited for every open episode until syncTimeoutS:
+  // one client-driven episode left open held Ctrl-C and `POST /v1/engine/stop` for up to a minute.
+  it("a stop during a drain does not wait for open episodes: no step trains, and claims resume", async () => {
+    const db = openRunDb(":memory:");
+    const store = createEpisodeStore({ db, policies: ["main"], reclaimTimer: false, keySecret: "k" });
+    const reports: StepReport[] = [];
+    const coord = new TrainingCoordinator({
+      store: createEpisodeStorePort(store),
+      engines: { main: createTinyEngine() },
+      pool: new SamplePool(db),
+      config: trainingConfig({ batchTasks: 1 }, { syncTimeoutS: 600 }),
+      tickMs: 0,
+      onStep: (r) => reports.push(r),
+    });
+    coord.start();
+    const run = (id: string, reward: number | null) => {
+      store.register({ episodeId: id, taskId: "t1", env: "smoke", agents: { a: { kind: "policy", target: "main" } } });
+      expect(store.claim({ episodeId: id, clientId: "c1" }).kind).toBe("claimed");
+      for (const c of rewardedEpisode(id, "t1", 0).calls) store.tracker.record({ ...c, trainable: true });
+      if (reward !== null) store.end(id, { rewards: { a: reward } });
+    };
+    run("open", null);
+    run("e1", 1);
+    run("e2", 0);
+    expect(coord.phase()).toBe("draining");
+    // before: this waited out syncTimeoutS (the test's timeout ends it first)
+    await coord.stop();
+    expect([reports.length, coord.phase(), store.claimsPaused(), store.get("open")?.state]).toEqual([0, "rolling", false, "claimed"]);
+    store.close();
+  });
+
   // Regression: an ended episode whose agent of a trained policy made no call (a game over before its seat
   // moved) or only overflowed calls pooled nothing, so its group never reached groupSize and the group's
   // other episodes waited in the pool for good (a tic-tac-toe run with separate policies hung at the cap).
