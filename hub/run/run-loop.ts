@@ -235,14 +235,14 @@ export class RunLoop {
     this.#o.progress.close();
     let end = outcome;
     if (this.#o.startInterrupted) {
-      this.#log("warn", "stopped before the warm-start finished: no checkpoint is written, and --resume plays the warm-start again");
+      this.#log("warn", "stopped before the warm-start finished: no checkpoint is written, and the run started again on this directory (train --resume, or serve) plays the warm-start again");
     } else {
       try {
         const dir = await writeCheckpoint(this.#o.runDir, this.#engines, { step: this.#step, versions: this.#versions(), scheduler: snapshot, final: true });
         this.#emit({ type: "checkpoint", time: new Date().toISOString(), step: this.#step, version: this.#version(), path: dir });
       } catch (err) {
         if (!(err instanceof StorageError)) throw err;
-        this.#log("error", `${err.message} (no final checkpoint; --resume continues from the last one written)`);
+        this.#log("error", `${err.message} (no final checkpoint; the run started again on this directory, with train --resume or serve, continues from the last one written)`);
         if (end.reason !== "failed") end = { reason: "failed", error: err };
       }
     }

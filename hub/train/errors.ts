@@ -21,7 +21,7 @@ export class RunDirLockedError extends TrainError {
     const who = holder ? `process ${holder.pid} on ${holder.host}, since ${holder.since}` : "another process";
     super(
       "AJ_ERR_TRAIN_RUN_DIR_IN_USE",
-      `run directory '${runDir}' is in use by ${who}: stop it first (a run continues with --resume once it stopped), or pick another --run-dir; if that process is gone, remove ${lockFile}`,
+      `run directory '${runDir}' is in use by ${who}: stop it first (a stopped run continues: agentjet train --resume, or agentjet serve on the same run directory), or pick another --run-dir; if that process is gone, remove ${lockFile}`,
     );
   }
 }

@@ -182,7 +182,7 @@ describe("agentjet train (CLI)", () => {
     expect(existsSync(join(cwd, "run", "checkpoints", "latest.json"))).toBe(false);
     const before = readEvents(join(cwd, "run")) as Array<{ type: string; step?: number; steps?: number }>;
     expect(before.filter((e) => e.type === "warm-start").at(-1)!.step).toBeLessThan(300);
-    expect(before.some((e) => e.type === "log" && String((e as { message?: string }).message).includes("--resume plays the warm-start again"))).toBe(true);
+    expect(before.some((e) => e.type === "log" && String((e as { message?: string }).message).includes("(train --resume, or serve) plays the warm-start again"))).toBe(true);
 
     const resumed = await runCli(["train", "--resume", "run", "--port", "0", "--json", "--no-report"], cwd);
     expect(resumed.code, resumed.stderr).toBe(0);
