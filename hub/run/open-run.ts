@@ -19,6 +19,7 @@ import { lockRunDir, type RunDirLock } from "./run-dir-lock.ts";
 import { runStartStage, startWeights } from "../train/warm-start.ts";
 import type { ProgressSink } from "../train/progress.ts";
 import { assembleRun } from "./assemble-run.ts";
+import { configChanges, describeConfigChanges } from "./config-changes.ts";
 import { RunLoop, type RunLoopOptions, type RunResult } from "./run-loop.ts";
 
 export interface OpenRunOptions {
@@ -148,6 +149,9 @@ async function openLocked(
   const log = (level: "info" | "warn" | "error", message: string): void =>
     emit({ type: "log", time: new Date().toISOString(), level, message });
 
+  // serve continues a run directory with the config it was given: said when that is not the run's own
+  const changed = o.resume ? describeConfigChanges(configChanges(runDir, config)) : null;
+  if (changed !== null) log("warn", changed);
   if (service.tokensNote) {
     // The run's record (metrics.jsonl, progress) only: the service says it in its own log when it is ready.
     const note: RunEvent = { type: "log", time: new Date().toISOString(), level: "info", message: service.tokensNote };

@@ -209,7 +209,7 @@ export class RunLoop {
     // hold a ready batch, which a started coordinator would train as step steps+1.
     let clients: LocalClients | null = null;
     if (this.#done()) {
-      this.#log("info", `the run already trained its ${config.run.steps} steps: nothing to train`);
+      this.#log("info", `the run is at step ${this.#step}, which reaches run.steps (${config.run.steps}): nothing to train`);
       this.#finish({ reason: "done" });
     } else if (!this.#o.startInterrupted) clients = await this.#startRolling(cleanups);
 

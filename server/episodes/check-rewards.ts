@@ -9,7 +9,9 @@ export interface RewardRange {
 /**
  * The rule for rewards where an episode ends (the `end` route, the swarm's end frame): a finite reward
  * for every agent bound to a policy, each reward inside the environment's declared range when the
- * server knows it. Returns why the rewards are refused, or null.
+ * server knows it. Returns why the rewards are refused, or null. A reward for an id that is no agent
+ * of the episode is kept, not refused: an environment reports every seat's reward, its built-in players'
+ * too (Werewolves), and a misspelt trained agent's id is refused as that agent's missing reward.
  */
 export function checkRewards(episode: Pick<Episode, "agents" | "env">, rewards: Record<string, number>, range: RewardRange | undefined): string | null {
   const missing = Object.entries(episode.agents)

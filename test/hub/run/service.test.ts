@@ -106,6 +106,9 @@ describe("TrainingService (agentjet serve)", () => {
     expect(stopped.json).toMatchObject({ state: "offline", stopped: true, lastRun: { reason: "interrupted" } });
     expect((await call(`${url}/v1/episodes/begin`, "POST", { taskId: "x" }, client)).json.error.code).toBe("AJ_ERR_ENGINE_OFFLINE");
 
+    // the restart continued with another config than the run saved: said, naming what changed
+    expect(readFileSync(join(project, "run", "metrics.jsonl"), "utf8")).toContain("differs from the one the run saved (config.yaml) in run.steps: the run continues with this one");
+
     const db = new Database(join(project, "run", "run.db"), { readonly: true });
     try {
       const rows = db.prepare("SELECT state, metadata FROM episodes").all() as Array<{ state: string; metadata: string }>;
