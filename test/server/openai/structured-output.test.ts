@@ -104,6 +104,22 @@ describe("structured output on the embedded engine (untrained)", () => {
     }
   });
 
+  // The shortest forced call was counted in characters: `add(a)` asked for 58 tokens where the tokenizer
+  // spells `<tool_call>` as one, and a max_tokens that held the call was refused.
+  it("a forced tool call fits the fewest tokens that spell it, and always completes inside that many", async () => {
+    const tools = [{ type: "function", function: { name: "add", parameters: { type: "object", properties: { a: { type: "integer" } }, required: ["a"] } } }];
+    const refused = (await chat({ tools, tool_choice: "required", max_tokens: 1 })).json().error.message as string;
+    const least = Number(/allows \((\d+)\)/.exec(refused)?.[1]);
+    expect(least).toBeLessThan(`<tool_call>{"name":"add","arguments":{"a":0}}</tool_call>`.length);
+    for (let seed = 0; seed < 6; seed++) {
+      const res = await chat({ tools, tool_choice: "required", seed, temperature: 1, max_tokens: least });
+      const choice = res.json().choices[0];
+      expect([res.statusCode, choice.finish_reason]).toEqual([200, "tool_calls"]);
+      expect(JSON.parse(choice.message.tool_calls[0].function.arguments)).toEqual({ a: expect.any(Number) });
+      expect(res.json().usage.completion_tokens).toBeLessThanOrEqual(least);
+    }
+  });
+
   it("a schema keyword that cannot be enforced is a 400 naming the field", async () => {
     const res = await chat({ response_format: { type: "json_schema", json_schema: { name: "p", schema: { type: "string", pattern: "^a+$" } } } });
     expect([res.statusCode, res.json().error.param]).toEqual([400, "response_format"]);
