@@ -41,6 +41,15 @@ async function playClientDriven(url: string, token: string, taskId: string, rewa
   return begun.json.episode.episodeId as string;
 }
 
+/** Configures `service` (reached at `url`) with a one-step config, starts it and begins a client-driven episode of task 1+1. */
+async function startWithEpisode(service: TrainingService, url: string) {
+  const { adminToken, clientTokens } = service.tokens();
+  expect((await call(`${url}/v1/engine/config`, "POST", { config: await smallConfig("tasks", 1) }, adminToken)).status).toBe(200);
+  expect((await call(`${url}/v1/engine/start`, "POST", {}, adminToken)).status).toBe(200);
+  const begun = await call(`${url}/v1/episodes/begin`, "POST", { taskId: "1+1", env: "raw" }, clientTokens[0]);
+  return { begun, client: clientTokens[0]! };
+}
+
 /** A request with its own `Host` header (fetch sets it from the URL). */
 function requestAs(host: string, url: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -169,12 +178,9 @@ describe("TrainingService (agentjet serve)", () => {
     });
     open.push(service);
     const url = service.origin();
-    const { adminToken, clientTokens } = service.tokens();
-    expect((await call(`${url}/v1/engine/config`, "POST", { config: await smallConfig("tasks", 1) }, adminToken)).status).toBe(200);
-    expect((await call(`${url}/v1/engine/start`, "POST", {}, adminToken)).status).toBe(200);
-    const begun = await call(`${url}/v1/episodes/begin`, "POST", { taskId: "1+1", env: "raw" }, clientTokens[0]);
+    const { begun, client } = await startWithEpisode(service, url);
     // a client-driven episode counts as in flight (a weight update waits for it): status said 0
-    expect((await call(`${url}/v1/engine/status`, "GET", undefined, clientTokens[0])).json.inFlight).toBe(1);
+    expect((await call(`${url}/v1/engine/status`, "GET", undefined, client)).json.inFlight).toBe(1);
     explode = true;
     for (const [path, body] of [["/v1/chat/completions", { messages: [{ role: "user", content: "1+1=" }] }], ["/v1/completions", { prompt: "1+1=" }]] as const) {
       const before = logs.filter((l) => l.level === "error").length;
@@ -194,16 +200,13 @@ describe("TrainingService (agentjet serve)", () => {
     const service = await TrainingService.listen({ host: "127.0.0.1", port: 0, projectDir: project, runDir: join(project, "run"), publicUrl, log: () => undefined });
     open.push(service);
     const url = service.localOrigin();
-    const { adminToken, clientTokens } = service.tokens();
-    const status = { authorization: `Bearer ${clientTokens[0]!}` };
+    const status = { authorization: `Bearer ${service.tokens().clientTokens[0]!}` };
     expect((await requestAs("gpu-box.test:8700", `${url}/v1/engine/status`, status)).status).toBe(200);
     const other = await requestAs("other.test:8700", `${url}/v1/engine/status`, status);
     expect(other.status).toBe(403);
     expect(JSON.parse(other.body).error.code).toBe("AJ_ERR_HOST_NOT_ALLOWED");
 
-    expect((await call(`${url}/v1/engine/config`, "POST", { config: await smallConfig("tasks", 1) }, adminToken)).status).toBe(200);
-    expect((await call(`${url}/v1/engine/start`, "POST", {}, adminToken)).status).toBe(200);
-    const begun = await call(`${url}/v1/episodes/begin`, "POST", { taskId: "1+1", env: "raw" }, clientTokens[0]);
+    const { begun } = await startWithEpisode(service, url);
     expect(begun.json.baseUrl).toBe(`${publicUrl}/v1`);
     const chat = await requestAs(
       "gpu-box.test:8700",
@@ -228,10 +231,7 @@ describe("TrainingService (agentjet serve)", () => {
     const service = await TrainingService.listen({ host: "127.0.0.1", port: 0, projectDir: project, runDir: join(project, "run"), logger: { level: "info", stream }, log: () => undefined });
     open.push(service);
     const url = service.origin();
-    const { adminToken, clientTokens } = service.tokens();
-    expect((await call(`${url}/v1/engine/config`, "POST", { config: await smallConfig("tasks", 1) }, adminToken)).status).toBe(200);
-    expect((await call(`${url}/v1/engine/start`, "POST", {}, adminToken)).status).toBe(200);
-    const begun = await call(`${url}/v1/episodes/begin`, "POST", { taskId: "1+1", env: "raw" }, clientTokens[0]);
+    const { begun } = await startWithEpisode(service, url);
     const chat = () =>
       fetch(`${url}/v1/chat/completions`, {
         method: "POST",
@@ -247,7 +247,7 @@ describe("TrainingService (agentjet serve)", () => {
     // fastify's own lines are for the control-plane calls only
     expect(lines.filter((l) => l.msg === "incoming request" && l.req?.url === "/v1/chat/completions")).toHaveLength(1);
 
-    expect((await call(`${url}/v1/engine/stop`, "POST", {}, adminToken)).status).toBe(200);
+    expect((await call(`${url}/v1/engine/stop`, "POST", {}, service.tokens().adminToken)).status).toBe(200);
     const offline = await chat();
     expect([offline.status, ((await offline.json()) as { error: { code: string } }).error.code]).toEqual([503, "AJ_ERR_ENGINE_OFFLINE"]);
   });

@@ -29,15 +29,20 @@ function onStore(config: ReturnType<typeof trainingConfig>) {
   return { store, coord, reports, warnings };
 }
 
+/** Plays episode `id` of task t1 on `store` (claimed by c1, its calls recorded), ended with `reward` or left open (null). */
+function player(store: ReturnType<typeof createEpisodeStore>) {
+  return (id: string, reward: number | null): void => {
+    store.register({ episodeId: id, taskId: "t1", env: "smoke", agents: { a: { kind: "policy", target: "main" } } });
+    expect(store.claim({ episodeId: id, clientId: "c1" }).kind).toBe("claimed");
+    for (const c of rewardedEpisode(id, "t1", 0).calls) store.tracker.record({ ...c, trainable: true });
+    if (reward !== null) store.end(id, { rewards: { a: reward } });
+  };
+}
+
 describe("TrainingCoordinator on the server's episode store", () => {
   it("pools ended episodes, pauses real claims while it trains, and abandons a stuck episode", async () => {
     const { store, coord, reports } = onStore(trainingConfig({ batchTasks: 1 }, { syncTimeoutS: 1 }));
-    const run = (id: string, reward: number | null) => {
-      store.register({ episodeId: id, taskId: "t1", env: "smoke", agents: { a: { kind: "policy", target: "main" } } });
-      expect(store.claim({ episodeId: id, clientId: "c1" }).kind).toBe("claimed");
-      for (const c of rewardedEpisode(id, "t1", 0).calls) store.tracker.record({ ...c, trainable: true });
-      if (reward !== null) store.end(id, { rewards: { a: reward } });
-    };
+    const run = player(store);
     run("stuck", null);
     run("crashed", null);
     store.abort("crashed", { kind: "sandbox_crash", message: "boom" });
@@ -57,12 +62,7 @@ describe("TrainingCoordinator on the server's episode store", () => {
 
   it("says which open episodes a weight update waits for once it has waited a while", async () => {
     const { store, coord, warnings } = onStore(trainingConfig({ batchTasks: 1 }, { syncTimeoutS: 60 }));
-    const run = (id: string, reward: number | null) => {
-      store.register({ episodeId: id, taskId: "t1", env: "smoke", agents: { a: { kind: "policy", target: "main" } } });
-      expect(store.claim({ episodeId: id, clientId: "c1" }).kind).toBe("claimed");
-      for (const c of rewardedEpisode(id, "t1", 0).calls) store.tracker.record({ ...c, trainable: true });
-      if (reward !== null) store.end(id, { rewards: { a: reward } });
-    };
+    const run = player(store);
     run("client-driven", null);
     run("e1", 1);
     run("e2", 0);
@@ -89,12 +89,7 @@ describe("TrainingCoordinator on the server's episode store", () => {
       onStep: (r) => reports.push(r),
     });
     coord.start();
-    const run = (id: string, reward: number | null) => {
-      store.register({ episodeId: id, taskId: "t1", env: "smoke", agents: { a: { kind: "policy", target: "main" } } });
-      expect(store.claim({ episodeId: id, clientId: "c1" }).kind).toBe("claimed");
-      for (const c of rewardedEpisode(id, "t1", 0).calls) store.tracker.record({ ...c, trainable: true });
-      if (reward !== null) store.end(id, { rewards: { a: reward } });
-    };
+    const run = player(store);
     run("open", null);
     run("e1", 1);
     run("e2", 0);
