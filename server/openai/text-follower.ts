@@ -4,7 +4,8 @@ import { visibleText } from "./split-text.ts";
 
 /**
  * Decodes a generation token by token (ids that end inside a UTF-8 character wait for the rest), notices
- * stop strings as soon as they appear, and streams what can be shown.
+ * stop strings as soon as they appear, and streams what can be shown. Text is taken only up to a
+ * character that decodes whole, so what was shown is always a prefix of the whole output's decoding.
  */
 export class TextFollower {
   text = "";
@@ -26,7 +27,10 @@ export class TextFollower {
     if (this.tokenizer.stopIds.includes(id)) return false;
     this.pending.push(id);
     const piece = this.tokenizer.decode(this.pending);
-    if (piece.endsWith("\uFFFD") && this.pending.length < 4) return false;
+    // Bytes that are no character (a model's noise) wait with the rest until a whole character follows:
+    // given up on after 4 tokens, they were decoded apart from the bytes after them, and the streamed text
+    // could hold another count of U+FFFD than the output's (2 of 8 streams of an untrained model at T=2).
+    if (piece.endsWith("\uFFFD")) return false;
     const before = this.text.length;
     this.text += piece;
     this.pending = [];

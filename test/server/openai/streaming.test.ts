@@ -198,6 +198,23 @@ describe("vLLM-shaped engine streaming", () => {
   });
 });
 
+describe("streamed text", () => {
+  it("joins to the recorded output even where the model's bytes are no character", async () => {
+    const emoji = tok.encode("😀");
+    // a lone continuation byte, then a whole four-byte character: decoded apart, the byte and the first
+    // three of the character's were three U+FFFD; decoded with the output, one U+FFFD and the emoji
+    const ids = [emoji[3]!, ...emoji, ...tok.encode(" ok<|im_end|>")];
+    const app = await buildTestServer({ main: createZeroLatencyEngine({ respond: () => ids }) });
+    apps.push(app);
+    const key = claimSolver(app, "s-bytes", "t");
+    const res = await app.inject({ method: "POST", url: "/v1/chat/completions", headers: { authorization: `Bearer ${key}` }, payload: { model: "main", messages: [{ role: "user", content: "x" }], stream: true } });
+    const deltas = res.body.split("\n\n").filter((e) => e.startsWith("data: {")).map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? "");
+    const recorded = app.agentjet.store.tracker.callsOf("s-bytes")[0]!.outputText;
+    expect(recorded).toBe("\uFFFD😀 ok");
+    expect(deltas.join("")).toBe(recorded);
+  });
+});
+
 describe("a failure after the stream began", () => {
   it("ends the stream with an error event (chat and Responses shapes)", async () => {
     let app!: FastifyInstance;
