@@ -10,7 +10,7 @@ export type OutputItem =
   | {
       type: "message";
       id: string;
-      status: "completed" | "in_progress";
+      status: "completed" | "in_progress" | "incomplete";
       role: "assistant";
       content: Array<{ type: "output_text"; text: string; annotations: []; logprobs: TokenLogprob[] }>;
     }
@@ -35,7 +35,8 @@ export function toOutputItems(ch: CompletionChoice, ids: ResponseIds): OutputIte
     items.push({
       type: "message",
       id: ids.message,
-      status: "completed",
+      // cut at max_output_tokens: the message is incomplete, as the response is
+      status: ch.finishReason === "length" ? "incomplete" : "completed",
       role: "assistant",
       content: [{ type: "output_text", text: ch.content ?? "", annotations: [], logprobs: ch.logprobs ?? [] }],
     });

@@ -169,6 +169,20 @@ describe("legacy completions", () => {
   });
 });
 
+describe("responses cut at max_output_tokens", () => {
+  // The response said "incomplete" while its message item said "completed".
+  it("are incomplete, and so is their message item, streamed and not", async () => {
+    const { post } = await setup(["a long answer that does not fit<|im_end|>"]);
+    const whole = (await post("/v1/responses", { input: "Hi", max_output_tokens: 2 })).json();
+    expect([whole.status, whole.incomplete_details, whole.output.map((i: { status: string }) => i.status)]).toEqual(["incomplete", { reason: "max_output_tokens" }, ["incomplete"]]);
+    const streamed = await post("/v1/responses", { input: "Hi", max_output_tokens: 2, stream: true });
+    const events = streamed.body.split("\n\n").filter((e) => e.includes("data: {")).map((e) => JSON.parse(e.slice(e.indexOf("data: ") + 6)));
+    const done = events.find((e) => e.type === "response.output_item.done");
+    const last = events.at(-1);
+    expect([done?.item.status, last?.type, last?.response.output[0].status]).toEqual(["incomplete", "response.incomplete", "incomplete"]);
+  });
+});
+
 describe("content type", () => {
   // fastify's default text/plain parser handed the route a string: a 400 "expected object, received string".
   it("a body that is not JSON is a 415 on every OpenAI route, whatever its text", async () => {
