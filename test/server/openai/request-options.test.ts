@@ -66,6 +66,20 @@ describe("request checks", () => {
     expect(res.json().error.param).toBe("top_logprobs");
   });
 
+  // zod says "Invalid input" of every field that takes one of several shapes.
+  it("a field of several shapes says what is wrong with the shape the request came closest to", async () => {
+    const { chat } = await setup(["x<|im_end|>"]);
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ messages: USER, stop: ["a", "b", "c", "d", "e"] }, "stop", "expected array to have <=4 items"],
+      [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] }, "messages.0.content.0.type", 'expected "text"'],
+      [{ messages: USER, stop: 5 }, "stop", "expected string or array"],
+    ];
+    for (const [body, param, says] of cases) {
+      const error = (await chat(body)).json().error;
+      expect([error.param, error.message]).toEqual([param, expect.stringContaining(says)]);
+    }
+  });
+
   it("a tool_choice naming an undeclared tool is a 400", async () => {
     const { chat } = await setup(["x<|im_end|>"]);
     const res = await chat({ messages: USER, tools: TOOLS, tool_choice: { type: "function", function: { name: "mul" } } });
