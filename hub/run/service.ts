@@ -221,8 +221,8 @@ export class TrainingService {
       starts: this.#starts,
       runDir: this.#runDir,
       clients: this.#relay.clients(),
-      // every claimed episode, scheduled or client-driven: what a weight update waits for
-      inFlight: run && !this.#booting ? run.app.agentjet.store.inFlight().length : 0,
+      // what a weight update waits for: scheduled and client-driven episodes alike
+      inFlight: run && !this.#booting ? run.coordinator.inFlight().length : 0,
       waiting: run && !this.#booting ? run.loop.waiting() : [],
       lastRun: this.#lastRun,
       error: this.#error,

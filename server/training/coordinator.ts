@@ -284,6 +284,11 @@ export class TrainingCoordinator {
     return this.#counters;
   }
 
+  /** The episodes a weight update waits for (its drain), as the store port counts them: claimed ones, scheduled or client-driven. */
+  inFlight(): readonly string[] {
+    return this.#o.store.inFlight();
+  }
+
   /** Resolves once no sync is running (and none is pending). */
   async whenIdle(): Promise<void> {
     while (this.#running) await this.#running;
@@ -354,7 +359,7 @@ export class TrainingCoordinator {
     let said = false;
     for (;;) {
       if (this.#stopped) return null;
-      const left = this.#o.store.inFlight();
+      const left = this.inFlight();
       if (left.length === 0) return 0;
       // Training waits on them, scheduled or client-driven: said once, so a stalled step is never silent.
       if (!said && this.#now() - start >= DRAIN_NOTICE_MS && this.#now() < deadline) {
@@ -431,7 +436,7 @@ export class TrainingCoordinator {
   #checkCap(policy: string): void {
     const cap = this.#o.config.batching.maxCachedEpisodes;
     let held = this.#o.pool.episodeCount(policy);
-    if (held >= cap && !this.#stopped && this.#o.store.inFlight().length === 0 && !this.#readyPolicies().includes(policy)) held -= this.#dropStalled(policy, held - cap + 1);
+    if (held >= cap && !this.#stopped && this.inFlight().length === 0 && !this.#readyPolicies().includes(policy)) held -= this.#dropStalled(policy, held - cap + 1);
     if (held >= cap) {
       if (!this.#overCap.has(policy)) {
         this.#overCap.add(policy);
