@@ -323,32 +323,42 @@ function piecesOf(tokenizer: Tokenizer): string[] {
 
 const CONTROL_PIECE = /^<\|[^|]*\|>$/;
 
-/** Whether the mask ever lets piece `p` (token `id`) through: not empty, a stop, a control token or a lone byte. */
+/** Whether the mask ever lets piece `p` (token `id`) through: it is none of empty, a stop, a control token or a lone byte. */
 const maskable = (p: string, id: number, stops: ReadonlySet<number>): boolean => p.length > 0 && !stops.has(id) && !CONTROL_PIECE.test(p) && !p.includes("\uFFFD");
 
 /** The longest piece `litCosts` tries at a position (a literal is a tool's name or a key: short). */
 const MAX_LIT_PIECE = 64;
 
-const litCostCache = new WeakMap<Tokenizer, LitCost>();
+/** The pieces a literal may be spelt with (the mask's, up to MAX_LIT_PIECE characters), per tokenizer. */
+const litPieceCache = new WeakMap<Tokenizer, { usable: ReadonlySet<string>; longest: number }>();
+
+function litPieces(tokenizer: Tokenizer, pieces: readonly string[], stops: ReadonlySet<number>): { usable: ReadonlySet<string>; longest: number } {
+  let cached = litPieceCache.get(tokenizer);
+  if (!cached) {
+    const usable = new Set<string>();
+    let longest = 1;
+    for (let id = 0; id < pieces.length; id++) {
+      const p = pieces[id]!;
+      if (!maskable(p, id, stops) || p.length > MAX_LIT_PIECE) continue;
+      usable.add(p);
+      longest = Math.max(longest, p.length);
+    }
+    cached = { usable, longest };
+    litPieceCache.set(tokenizer, cached);
+  }
+  return cached;
+}
 
 /**
  * The fewest of the mask's pieces that spell each suffix of a literal (the opening of a tool call, a key),
- * remembered per literal. Counted in characters, a forced call of `add(a: integer)` needed 58 tokens
- * (a max_tokens that held the call was refused); its fewest pieces are 37 on the embedded tokenizer, 18 on qwen3.
+ * remembered per literal for one mask (a request's literals; a server's would only grow). Counted in
+ * characters, a forced call of `add(a: integer)` needed 58 tokens (a max_tokens that held the call was
+ * refused); its fewest pieces are 37 on the embedded tokenizer, 18 on qwen3.
  */
 function litCosts(tokenizer: Tokenizer, pieces: readonly string[], stops: ReadonlySet<number>): LitCost {
-  const cached = litCostCache.get(tokenizer);
-  if (cached) return cached;
-  const usable = new Set<string>();
-  let longest = 1;
-  for (let id = 0; id < pieces.length; id++) {
-    const p = pieces[id]!;
-    if (!maskable(p, id, stops) || p.length > MAX_LIT_PIECE) continue;
-    usable.add(p);
-    longest = Math.max(longest, p.length);
-  }
+  const { usable, longest } = litPieces(tokenizer, pieces, stops);
   const memo = new Map<string, Int32Array>();
-  const lit: LitCost = (text, pos) => {
+  return (text, pos) => {
     let best = memo.get(text);
     if (!best) {
       best = new Int32Array(text.length + 1);
@@ -362,8 +372,6 @@ function litCosts(tokenizer: Tokenizer, pieces: readonly string[], stops: Readon
     }
     return best[pos]!;
   };
-  litCostCache.set(tokenizer, lit);
-  return lit;
 }
 
 function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions): TokenMask & { minTokens: number } {
