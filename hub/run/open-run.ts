@@ -152,6 +152,7 @@ async function openLocked(
   // serve continues a run directory with the config it was given: said when that is not the run's own
   const changed = o.resume ? describeConfigChanges(configChanges(runDir, config)) : null;
   if (changed !== null) log("warn", changed);
+
   if (service.tokensNote) {
     // The run's record (metrics.jsonl, progress) only: the service says it in its own log when it is ready.
     const note: RunEvent = { type: "log", time: new Date().toISOString(), level: "info", message: service.tokensNote };
@@ -159,6 +160,7 @@ async function openLocked(
     progress.event(note);
     o.onEvent?.(note);
   }
+  const serviceLog = service.log;
   const envs = await prepareEnvironments(config, { projectDir: o.projectDir, maxInstances: config.clients.concurrency, log: (m) => log("info", m) });
   // run in reverse: the lock goes last, once nothing of the run writes any more
   const cleanups: Array<() => Promise<void>> = [async () => lock.release(), async () => void (await Promise.all(envs.map((e) => e.runtime.close())))];
@@ -182,7 +184,7 @@ async function openLocked(
       trainedSteps: () => loop?.step() ?? resumed?.state.step ?? 0,
       ...(service.allowedHosts ? { allowedHosts: service.allowedHosts } : {}),
       // the run app's fastify logs nothing (the service writes the access lines): its 5xx go to the service's log
-      ...(service.log ? { errorLog: { error: (obj: object, msg: string) => service.log!("error", msg, obj as Record<string, unknown>) } } : {}),
+      ...(serviceLog ? { errorLog: { error: (obj: object, msg: string) => serviceLog("error", msg, obj as Record<string, unknown>) } } : {}),
       onSync: (reports) => loop?.onSync(reports),
       log,
     });
