@@ -2,7 +2,7 @@ import type { RunDb } from "../../server/db/index.ts";
 import { episodeFromRow, type EpisodeRow } from "../../server/episodes/index.ts";
 import { type MergeOptions, mergeTimelines } from "../../server/training/index.ts";
 import type { PromptSegment, Tokenizer } from "../../server/tokenizers/index.ts";
-import { type CallRecord, type CallRow, fromCallRow } from "../../server/tracker/index.ts";
+import { type CallRecord, type CallRow, fromCallRows } from "../../server/tracker/index.ts";
 import { type EpisodeSummary, summarizeEpisode } from "./episode-query.ts";
 
 /** One generated token of a call: its id, its text, its log-prob, and whether the loss trains it. */
@@ -68,7 +68,7 @@ export function readEpisode(db: RunDb, episodeId: string, o: DetailOptions): Epi
   const row = db.prepare("SELECT * FROM episodes WHERE episode_id = ?").get(episodeId) as EpisodeRow | undefined;
   if (!row) return null;
   const episode = episodeFromRow(row);
-  const records = (db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq").all(episodeId) as CallRow[]).map(fromCallRow);
+  const records = fromCallRows(db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq").all(episodeId) as CallRow[]);
   const { rewards, metadata } = episode;
   const trainedSteps = trainedStepsOf(db, episodeId);
 

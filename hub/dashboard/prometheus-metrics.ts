@@ -1,4 +1,4 @@
-import type { RunDb } from "../../server/db/index.ts";
+import { callRowSql, type RunDb } from "../../server/db/index.ts";
 import type { DashboardSource } from "./dashboard-source.ts";
 
 type Labels = Record<string, string>;
@@ -28,8 +28,7 @@ function readCallTotals(db: RunDb): CallTotals {
   let t = callTotals.get(db);
   if (!t) callTotals.set(db, (t = { lastRowid: 0, calls: {}, generated: {}, prompt: {} }));
   const page = db.prepare(
-    `SELECT rowid AS id, policy, json_array_length(output_ids) AS generated,
-       json_array_length(header_ids) + (SELECT COALESCE(sum(json_array_length(value, '$.ids')), 0) FROM json_each(segments)) AS prompt
+    `SELECT rowid AS id, policy, json_array_length(output_ids) AS generated, ${callRowSql(db).promptTokens} AS prompt
      FROM calls WHERE rowid > ? ORDER BY rowid LIMIT 10000`,
   );
   for (;;) {

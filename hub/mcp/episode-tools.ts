@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import Database from "better-sqlite3";
 import { z } from "zod";
-import type { RunDb } from "../../server/db/index.ts";
+import { callRowSql, type RunDb } from "../../server/db/index.ts";
 import { episodeFromRow, type EpisodeRow } from "../../server/episodes/index.ts";
 import { latestFailures, listEpisodes, summarizeEpisode } from "../dashboard/episode-query.ts";
 import { BadCursorError, EpisodeNotFoundError, NotARunDirError } from "./errors.ts";
@@ -73,25 +73,35 @@ interface CallRow {
   finish_reason: string;
   latency_ms: number;
   messages: string;
+  /** Leading messages left out: its agent's previous call's (server/tracker/call-rows.ts). */
+  messages_from: number;
   output_text: string;
   prompt_tokens: number | null;
   output_tokens: number;
 }
 
-function showEpisode(db: RunDb, runDir: string, episodeId: string, maxCalls: number, maxChars: number) {
+/** `episode_show`: one episode and its first `maxCalls` calls, each call's messages whole and cut to `maxChars`. */
+export function showEpisode(db: RunDb, runDir: string, episodeId: string, maxCalls: number, maxChars: number) {
   const row = db.prepare("SELECT * FROM episodes WHERE episode_id = ?").get(episodeId) as EpisodeRow | undefined;
   if (!row) throw new EpisodeNotFoundError(episodeId, runDir);
   const episode = episodeFromRow(row);
   const total = (db.prepare("SELECT COUNT(*) AS n FROM calls WHERE episode_id = ?").get(episodeId) as { n: number }).n;
-  // Token counts from the stored id arrays' lengths, without reading the ids into JS.
+  // Token counts without reading the ids into JS; rows in order, so a row's left-out messages are its agent's previous row's.
+  const sql = callRowSql(db);
   const rows = db
     .prepare(
-      `SELECT call_id, agent_id, policy, seq, trainable, version, finish_reason, latency_ms, messages, output_text,
-         json_array_length(header_ids) + (SELECT COALESCE(SUM(json_array_length(value, '$.ids')), 0) FROM json_each(segments)) AS prompt_tokens,
-         json_array_length(output_ids) AS output_tokens
+      `SELECT call_id, agent_id, policy, seq, trainable, version, finish_reason, latency_ms, messages, ${sql.messagesFrom} AS messages_from, output_text,
+         ${sql.promptTokens} AS prompt_tokens, json_array_length(output_ids) AS output_tokens
        FROM calls WHERE episode_id = ? ORDER BY agent_id, seq LIMIT ?`,
     )
     .all(episodeId, maxCalls) as CallRow[];
+  const lastMessages = new Map<string, Array<{ role?: unknown; content?: unknown }>>();
+  const messagesOf = (r: CallRow) => {
+    const own = JSON.parse(r.messages) as Array<{ role?: unknown; content?: unknown }>;
+    const all = r.messages_from > 0 ? (lastMessages.get(r.agent_id) ?? []).slice(0, r.messages_from).concat(own) : own;
+    lastMessages.set(r.agent_id, all);
+    return all;
+  };
   return {
     episode: { ...summarizeEpisode(episode, total), metadata: episode.metadata },
     calls: rows.map((r) => ({
@@ -105,7 +115,7 @@ function showEpisode(db: RunDb, runDir: string, episodeId: string, maxCalls: num
       latencyMs: r.latency_ms,
       promptTokens: r.prompt_tokens ?? 0,
       outputTokens: r.output_tokens,
-      messages: (JSON.parse(r.messages) as Array<{ role?: unknown; content?: unknown }>).map((m) => ({ role: String(m.role ?? ""), content: cut(contentText(m.content), maxChars) })),
+      messages: messagesOf(r).map((m) => ({ role: String(m.role ?? ""), content: cut(contentText(m.content), maxChars) })),
       outputText: cut(r.output_text, maxChars),
     })),
     callsShown: rows.length,

@@ -1,2 +1,2 @@
 /** `run.db`: one SQLite file per run (better-sqlite3). */
-export { openRunDb, type RunDb } from "./run-db.ts";
+export { callRowSql, openRunDb, type RunDb } from "./run-db.ts";

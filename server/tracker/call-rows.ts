@@ -11,10 +11,66 @@ export interface RowCall extends Omit<TrackedCall, "segments" | "headerIds" | "o
   outputLogprobs: ArrayLike<number>;
 }
 
-/** One call as a row of `calls`. */
+/**
+ * One call as a row of `calls`. A row may leave out what repeats its agent's previous call (the previous
+ * row of the same episode and agent, by seq): its first `messages_from` messages and `segments_from`
+ * segments are that call's, and so are its tools when `tools_repeated` is 1 (`tools` is then null);
+ * `messages` and `segments` hold the rest. So an agent's episode is stored in space linear in its
+ * context, not quadratic. `prompt_tokens` is the whole prompt's (its segments' ids and header ids).
+ * `fromCallRows` (`read-call-rows.ts`) puts whole calls back together.
+ */
 export const INSERT_CALL = `INSERT INTO calls (call_id, episode_id, agent_id, policy, trainable, seq, messages, tools, segments, header_ids,
-       output_ids, output_logprobs, output_text, finish_reason, version, started_at, latency_ms)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+       output_ids, output_logprobs, output_text, finish_reason, version, started_at, latency_ms, messages_from, segments_from,
+       tools_repeated, prompt_tokens)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+type RowSegment = RowCall["segments"][number];
+
+/** What a row leaves out of its call: how many leading messages and segments, and whether the tools, repeat its agent's previous call's. */
+export interface LeftOut {
+  messages: number;
+  segments: number;
+  tools: boolean;
+}
+
+/** A row of an agent's first call (or of a writer that keeps no previous call) leaves nothing out. */
+export const NOTHING_LEFT_OUT: LeftOut = { messages: 0, segments: 0, tools: false };
+
+/**
+ * Whether a segment repeats one of the agent's previous call: the same object, or the same role, text and
+ * ids (a render makes a segment object per prompt, most often sharing its message's ids array; an earlier
+ * answer spliced again may come with another array of the same ids).
+ */
+function sameSegment(a: RowSegment, b: RowSegment): boolean {
+  if (a === b) return true;
+  if (typeof a.role !== "string" || typeof a.text !== "string" || a.role !== b.role || a.text !== b.text) return false;
+  if (a.ids === b.ids) return true;
+  if (a.ids.length !== b.ids.length) return false;
+  for (let i = 0; i < a.ids.length; i++) if (a.ids[i] !== b.ids[i]) return false;
+  return true;
+}
+
+/**
+ * What `call`'s row leaves out, given its agent's previous call written: its leading messages that are
+ * that call's objects (the tracker makes a repeated message the previous call's object, `repeats.ts`), its
+ * leading segments that are that call's, and its tools when they are that call's object.
+ */
+export function leftOut(call: Pick<RowCall, "messages" | "tools" | "segments">, previous: Pick<RowCall, "messages" | "tools" | "segments">): LeftOut {
+  const nm = Math.min(previous.messages.length, call.messages.length);
+  let messages = 0;
+  while (messages < nm && call.messages[messages] === previous.messages[messages]) messages++;
+  const ns = Math.min(previous.segments.length, call.segments.length);
+  let segments = 0;
+  while (segments < ns && sameSegment(call.segments[segments]!, previous.segments[segments]!)) segments++;
+  return { messages, segments, tools: call.tools !== null && call.tools === previous.tools };
+}
+
+/** A prompt's tokens: its segments' ids and its header ids. */
+export function promptTokens(segments: ReadonlyArray<{ ids: ArrayLike<number> }>, headerIds: ArrayLike<number>): number {
+  let n = headerIds.length;
+  for (const s of segments) n += s.ids.length;
+  return n;
+}
 
 /** A number array's JSON, as JSON.stringify writes it (a non-finite number is `null`). */
 export function numbersJson(a: ArrayLike<number>): string {
@@ -33,18 +89,22 @@ export function segmentJson(role: string, text: string, ids: ArrayLike<number>):
   return JSON.stringify({ role, text, ids: Array.from(ids) });
 }
 
-/** The segments' JSON. */
-function segmentsJson(segments: RowCall["segments"]): string {
+/** The segments' JSON, from `from` on. */
+function segmentsJson(segments: RowCall["segments"], from: number): string {
   let out = "[";
-  for (let i = 0; i < segments.length; i++) {
+  for (let i = from; i < segments.length; i++) {
     const s = segments[i]!;
-    out += i === 0 ? segmentJson(s.role, s.text, s.ids) : `,${segmentJson(s.role, s.text, s.ids)}`;
+    out += i === from ? segmentJson(s.role, s.text, s.ids) : `,${segmentJson(s.role, s.text, s.ids)}`;
   }
   return `${out}]`;
 }
 
-/** The values of `INSERT_CALL`, in its column order (positional binding names no keys); shared by the writer thread and the in-thread writer. */
-export function toCallRow(call: RowCall): unknown[] {
+/**
+ * The values of `INSERT_CALL` for a call, less what `left` says repeats its agent's previous call, in its
+ * column order (positional binding names no keys): the in-thread writer's rows; the writer thread makes
+ * the same from a packed batch (`call-wire.ts`).
+ */
+export function toCallRow(call: RowCall, left: LeftOut = NOTHING_LEFT_OUT): unknown[] {
   return [
     call.callId,
     call.episodeId,
@@ -52,9 +112,9 @@ export function toCallRow(call: RowCall): unknown[] {
     call.policy,
     call.trainable ? 1 : 0,
     call.seq,
-    JSON.stringify(call.messages),
-    call.tools === null ? null : JSON.stringify(call.tools),
-    segmentsJson(call.segments),
+    JSON.stringify(left.messages === 0 ? call.messages : call.messages.slice(left.messages)),
+    call.tools === null || left.tools ? null : JSON.stringify(call.tools),
+    segmentsJson(call.segments, left.segments),
     numbersJson(call.headerIds),
     numbersJson(call.outputIds),
     numbersJson(call.outputLogprobs),
@@ -63,49 +123,9 @@ export function toCallRow(call: RowCall): unknown[] {
     call.version,
     call.startedAt,
     call.latencyMs,
+    left.messages,
+    left.segments,
+    left.tools ? 1 : 0,
+    promptTokens(call.segments, call.headerIds),
   ];
-}
-
-/** A row of `calls` as SQLite returns it. */
-export interface CallRow {
-  call_id: string;
-  episode_id: string;
-  agent_id: string;
-  policy: string;
-  trainable: number;
-  seq: number;
-  messages: string;
-  tools: string | null;
-  segments: string;
-  header_ids: string;
-  output_ids: string;
-  output_logprobs: string;
-  output_text: string;
-  finish_reason: TrackedCall["finishReason"];
-  version: number;
-  started_at: number;
-  latency_ms: number;
-}
-
-/** A row of `calls` back into the call the tracker recorded. */
-export function fromCallRow(r: CallRow): TrackedCall {
-  return {
-    callId: r.call_id,
-    episodeId: r.episode_id,
-    agentId: r.agent_id,
-    policy: r.policy,
-    trainable: r.trainable === 1,
-    seq: r.seq,
-    messages: JSON.parse(r.messages) as unknown[],
-    tools: r.tools === null ? null : (JSON.parse(r.tools) as unknown[]),
-    segments: JSON.parse(r.segments) as TrackedCall["segments"],
-    headerIds: JSON.parse(r.header_ids) as number[],
-    outputIds: JSON.parse(r.output_ids) as number[],
-    outputLogprobs: JSON.parse(r.output_logprobs) as number[],
-    outputText: r.output_text,
-    finishReason: r.finish_reason,
-    version: r.version,
-    startedAt: r.started_at,
-    latencyMs: r.latency_ms,
-  };
 }

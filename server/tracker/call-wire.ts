@@ -1,5 +1,5 @@
 import type { TrackedCall } from "./call-record.ts";
-import { INSERT_CALL, numbersJson, segmentJson } from "./call-rows.ts";
+import { INSERT_CALL, leftOut, numbersJson, promptTokens, segmentJson } from "./call-rows.ts";
 
 /**
  * Calls as they cross to the writer thread, and back into rows there. A structured clone of the calls as
@@ -52,8 +52,6 @@ export interface WireBatch {
   texts: ArrayBuffer[][];
   /** Long strings of the messages and tools, left out of their clone: where each goes. */
   places: WirePlace[];
-  /** Episodes whose agents' messages and tools the writer thread can forget, once this batch's calls are written. */
-  forget: string[];
 }
 
 /** A long string of a message or tools: `batch[field]`, then `path`, is where it goes. */
@@ -89,6 +87,10 @@ const enum Head {
   /** Its messages past those: the next ones in `messages`. */
   NewMessages,
   Tools,
+  /** Its segments that are its agent's previous call's (they lead; `Segments` counts those after them). */
+  SegmentsFrom,
+  /** Its prompt's tokens (all its segments' ids and its header ids). */
+  PromptTokens,
   Size,
 }
 
@@ -132,10 +134,11 @@ const SLICE = 1 << 16;
 
 type Segment = TrackedCall["segments"][number];
 
-/** What the event loop keeps of an agent's last call sent: its messages and tools (a repeat is the same object). */
+/** What the event loop keeps of an agent's last call sent: its messages, tools and segments (a repeat is the same object; a segment, the same ids). */
 interface SentAgent {
   messages: unknown[];
   tools: unknown[] | null;
+  segments: readonly Segment[];
 }
 
 /** A kept segment, by its ids: the id the writer thread keeps it under, and what else it must match. */
@@ -160,7 +163,7 @@ export class WireMemory {
     let byAgent = this.agents.get(episodeId);
     if (byAgent === undefined) this.agents.set(episodeId, (byAgent = new Map()));
     let last = byAgent.get(agentId);
-    if (last === undefined) byAgent.set(agentId, (last = { messages: [], tools: null }));
+    if (last === undefined) byAgent.set(agentId, (last = { messages: [], tools: null, segments: [] }));
     return last;
   }
 
@@ -230,6 +233,7 @@ function isPlain(s: Segment): boolean {
   return typeof s.role === "string" && typeof s.text === "string";
 }
 
+
 /** Writes a batch's columns, call after call. */
 class BatchWriter {
   text = "";
@@ -245,6 +249,8 @@ class BatchWriter {
   readonly namesAt: number;
   /** Whether the call `begin` wrote sends its tools (the next of `tools`). */
   sendsTools = false;
+  /** The call `begin` wrote: its leading segments that its agent's previous call had (its row leaves them out; the rest are sent). */
+  segmentsFrom = 0;
   private n = 0;
   private at = 0;
   private lpAt = 0;
@@ -270,18 +276,20 @@ class BatchWriter {
 
   /**
    * A call's head; returns how many of its messages repeat its agent's previous call's (`sendsTools`:
-   * whether it sends its tools). Its messages past those and its tools follow (`message`, `tool`), then
-   * its segments, then `end`.
+   * whether it sends its tools; `segmentsFrom`: how many of its segments repeat). Its messages past those
+   * and its tools follow (`message`, `tool`), then its segments past those, then `end`.
    */
   begin(c: TrackedCall): number {
     const last = this.memory.agent(c.episodeId, c.agentId);
-    const n = Math.min(last.messages.length, c.messages.length);
-    let repeated = 0;
-    while (repeated < n && c.messages[repeated] === last.messages[repeated]) repeated++;
-    const tools = c.tools === null ? ToolsKind.None : c.tools === last.tools ? ToolsKind.Repeat : ToolsKind.Sent;
+    const left = leftOut(c, last);
+    const repeated = left.messages;
+    const segmentsFrom = left.segments;
+    const tools = c.tools === null ? ToolsKind.None : left.tools ? ToolsKind.Repeat : ToolsKind.Sent;
     this.sendsTools = tools === ToolsKind.Sent;
+    this.segmentsFrom = segmentsFrom;
     last.messages = c.messages;
     last.tools = c.tools;
+    last.segments = c.segments;
     this.text += c.callId;
     this.text += c.outputText;
     const v = this.numbers;
@@ -297,7 +305,9 @@ class BatchWriter {
     v[h + Head.FinishReason] = this.name(c.finishReason);
     v[h + Head.CallIdLength] = c.callId.length;
     v[h + Head.OutputTextLength] = c.outputText.length;
-    v[h + Head.Segments] = c.segments.length;
+    v[h + Head.Segments] = c.segments.length - segmentsFrom;
+    v[h + Head.SegmentsFrom] = segmentsFrom;
+    v[h + Head.PromptTokens] = promptTokens(c.segments, c.headerIds);
     v[h + Head.RepeatedMessages] = repeated;
     v[h + Head.NewMessages] = c.messages.length - repeated;
     v[h + Head.Tools] = tools;
@@ -426,7 +436,7 @@ class BatchWriter {
     return a.length;
   }
 
-  /** The batch, its episodes to forget forgotten here too (the writer thread forgets them once it has written it). */
+  /** The batch; the episodes to forget (no more calls of theirs to send) are forgotten once it is packed. */
   done(count: number, texts: ArrayBuffer[][], places: WirePlace[], forget: readonly string[]): PackedBatch {
     for (const id of forget) this.memory.forget(id);
     const batch: WireBatch = {
@@ -443,7 +453,6 @@ class BatchWriter {
       chunks: this.chunks,
       texts,
       places,
-      forget: [...forget],
     };
     const transfer = [this.numbers.buffer, this.ids.buffer, this.logprobs.buffer, ...this.chunks.map((c) => c.buffer), ...texts.flat()] as ArrayBuffer[];
     return { batch, transfer };
@@ -455,7 +464,8 @@ function packSmall(w: BatchWriter, c: TrackedCall): void {
   const repeated = w.begin(c);
   for (let i = repeated; i < c.messages.length; i++) w.message(c.messages[i]);
   if (w.sendsTools) w.tool(c.tools);
-  for (const s of c.segments) {
+  for (let i = w.segmentsFrom; i < c.segments.length; i++) {
+    const s = c.segments[i]!;
     if (!isPlain(s)) w.jsonSegment(s);
     else if (!w.repeatSegment(s)) w.segment(s, w.putIds(s.ids), -1);
   }
@@ -463,8 +473,8 @@ function packSmall(w: BatchWriter, c: TrackedCall): void {
 }
 
 /**
- * Packs a batch in one go (no call in it is large), remembering what it sent in `memory`, and the
- * episodes the writer thread can forget after it. The calls the tracker keeps are not touched.
+ * Packs a batch in one go (no call in it is large), remembering what it sent in `memory`; `forget`:
+ * episodes with no more calls to send, forgotten after it. The calls the tracker keeps are not touched.
  */
 export function packCalls(calls: readonly TrackedCall[], memory: WireMemory, forget: readonly string[] = []): PackedBatch {
   const w = new BatchWriter(calls, memory);
@@ -562,7 +572,8 @@ export function* packCallsSliced(calls: readonly TrackedCall[], memory: WireMemo
       const at = w.tool(c.tools);
       if (Array.isArray(c.tools)) w.tools[at] = withoutLong("tools", c.tools, at);
     }
-    for (const s of c.segments) {
+    for (let i = w.segmentsFrom; i < c.segments.length; i++) {
+      const s = c.segments[i]!;
       if (!isPlain(s)) {
         w.jsonSegment(s);
         continue;
@@ -635,30 +646,22 @@ class BatchReader {
   }
 }
 
-/** What the writer thread keeps of an agent's last call: each message's JSON, all of them as an array's, its tools'. */
-interface AgentJson {
-  messages: string[];
-  messagesJson: string;
-  tools: string | null;
-}
-
 /**
  * The writer thread's side: turns packed batches into the values of `INSERT_CALL`, keeping the names and
- * the JSON of what later calls repeat (each agent's last messages and tools, the last segments kept).
+ * the JSON of the segments kept (which later calls of other agents and episodes repeat). A row leaves out
+ * what repeats its agent's previous call (`call-rows.ts`), so the thread keeps nothing per agent.
  */
 export class RowMaker {
   private readonly ring: string[] = new Array<string>(SEGMENT_RING);
   private readonly names: unknown[] = [];
-  private readonly agents = new Map<string, Map<string, AgentJson>>();
 
-  /** The batch's rows, in order; then it forgets the episodes the batch names. */
+  /** The batch's rows, in order. */
   rows(batch: WireBatch): unknown[][] {
     this.names.length = batch.namesAt;
     for (const name of batch.names) this.names.push(name);
     const r = new BatchReader(batch, this.longTexts(batch));
     const rows: unknown[][] = [];
     for (let i = 0; i < batch.count; i++) rows.push(this.row(r));
-    for (const id of batch.forget) this.agents.delete(id);
     return rows;
   }
 
@@ -688,9 +691,8 @@ export class RowMaker {
     const outputIds = r.ids(v[r.n + 1]!) as ArrayLike<number>;
     const outputLogprobs = r.logprobs(v[r.n + 2]!);
     r.n += TAIL;
-    const agent = this.agent(episodeId, agentId);
-    const messages = this.messagesJson(r, agent, v[h + Head.RepeatedMessages]!, v[h + Head.NewMessages]!);
-    const tools = this.toolsJson(r, agent, v[h + Head.Tools]!);
+    const messages = this.messagesJson(r, v[h + Head.NewMessages]!);
+    const tools = v[h + Head.Tools]! === ToolsKind.Sent ? JSON.stringify(r.nextTools()) : null;
     return [
       callId,
       episodeId,
@@ -709,6 +711,10 @@ export class RowMaker {
       v[h + Head.Version],
       v[h + Head.StartedAt],
       v[h + Head.LatencyMs],
+      v[h + Head.RepeatedMessages],
+      v[h + Head.SegmentsFrom],
+      v[h + Head.Tools] === ToolsKind.Repeat ? 1 : 0,
+      v[h + Head.PromptTokens],
     ];
   }
 
@@ -741,28 +747,14 @@ export class RowMaker {
     return json;
   }
 
-  private agent(episodeId: string, agentId: string): AgentJson {
-    let byAgent = this.agents.get(episodeId);
-    if (byAgent === undefined) this.agents.set(episodeId, (byAgent = new Map()));
-    let agent = byAgent.get(agentId);
-    if (agent === undefined) byAgent.set(agentId, (agent = { messages: [], messagesJson: "[]", tools: null }));
-    return agent;
-  }
-
-  /** The call's messages as a JSON array: those repeated from its agent's previous call, then its own; the previous call's JSON again when it repeats all of it and nothing more. */
-  private messagesJson(r: BatchReader, agent: AgentJson, repeated: number, fresh: number): string {
-    if (repeated === agent.messages.length && fresh === 0) return agent.messagesJson;
-    // cut in place to those repeated: the array is the agent's alone (a row holds only the JSON)
-    agent.messages.length = repeated;
-    for (let k = 0; k < fresh; k++) agent.messages.push(JSON.stringify(r.nextMessage()) ?? "null");
-    agent.messagesJson = `[${agent.messages.join(",")}]`;
-    return agent.messagesJson;
-  }
-
-  private toolsJson(r: BatchReader, agent: AgentJson, kind: number): string | null {
-    if (kind === ToolsKind.Repeat) return agent.tools;
-    agent.tools = kind === ToolsKind.None ? null : JSON.stringify(r.nextTools());
-    return agent.tools;
+  /** The call's messages past those its row leaves out, as a JSON array. */
+  private messagesJson(r: BatchReader, fresh: number): string {
+    let out = "[";
+    for (let k = 0; k < fresh; k++) {
+      const json = JSON.stringify(r.nextMessage()) ?? "null";
+      out += k === 0 ? json : `,${json}`;
+    }
+    return `${out}]`;
   }
 }
 

@@ -1,7 +1,7 @@
 import type { EpisodeRow } from "../db/episode-row.ts";
 import type { RunDb } from "../db/run-db.ts";
 import type { CallRecord, TrackedCall } from "./call-record.ts";
-import { type CallRow, fromCallRow } from "./call-rows.ts";
+import { type CallRow, fromCallRows } from "./read-call-rows.ts";
 import { createCallWriter } from "./call-writer.ts";
 import { sameJson, shareRepeats } from "./repeats.ts";
 
@@ -164,7 +164,7 @@ export function createTracker(db: RunDb): Tracker {
     // An episode leaves memory only once its calls are committed (a release's batch, or discard's
     // flush), so reading them needs no wait for the writer thread (the first call of every new episode
     // reads here).
-    if (!mem) return selectEpisode.all(episodeId).map(fromCallRow);
+    if (!mem) return fromCallRows(selectEpisode.all(episodeId));
     return [...mem.keys()].sort().flatMap((agentId) => mem.get(agentId)!.calls);
   };
 

@@ -16,6 +16,7 @@ import type { Task } from "../../../sdk/env/protocol.ts";
 import { listenScripted, type ScriptedServer } from "../../server/helpers/build-test-server.ts";
 import { describeDocker } from "../../helpers/docker.ts";
 import { codeBlock, FIXTURE_DATA } from "./helpers.ts";
+import { type CallRow, fromCallRows } from "../../../server/tracker/index.ts";
 
 const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, "../../..");
@@ -105,18 +106,19 @@ describeDocker("AppWorld in Docker, against the stand-in image (test double)", (
       const result = await play("ep-25", createDefaultAgentLoop());
       expect(result).toMatchObject({ type: "end", rewards: { solver: 1 }, info: { success: true, completed: true, steps: 25, num_tests: 4, passed: 4 } });
       const db = new Database(join(server.runDir, "run.db"), { readonly: true });
-      const rows = db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY seq").all("ep-25") as Array<Record<string, string>>;
+      // read back as the product reads run.db: a row leaves out what repeats its agent's previous call
+      const rows = fromCallRows(db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq").all("ep-25") as CallRow[]);
       db.close();
       expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 25 }, (_, i) => i));
-      const messages = rows.map((r) => JSON.parse(r["messages"]!) as Array<{ role: string; content: string }>);
+      const messages = rows.map((r) => r.messages as Array<{ role: string; content: string }>);
       expect(messages[0]!.map((m) => m.role)).toEqual(["system", "user"]);
       expect(messages[0]![1]!.content).toContain("buy oat milk");
       expect(messages[24]!).toHaveLength(2 + 2 * 24);
       expect(messages[1]![3]!.content).toContain('"title": "call the plumber"');
       // Each call's context extends the previous one's context plus its answer.
-      const prompts = rows.map((r) => [...(JSON.parse(r["segments"]!) as Array<{ ids: number[] }>).flatMap((s) => s.ids), ...(JSON.parse(r["header_ids"]!) as number[])]);
+      const prompts = rows.map((r) => [...r.segments.flatMap((s) => [...s.ids]), ...r.headerIds]);
       for (let i = 1; i < rows.length; i++) {
-        const prefix = [...prompts[i - 1]!, ...(JSON.parse(rows[i - 1]!["output_ids"]!) as number[])];
+        const prefix = [...prompts[i - 1]!, ...rows[i - 1]!.outputIds];
         expect(prompts[i]!.slice(0, prefix.length)).toEqual(prefix);
       }
     }, 120_000);

@@ -5,6 +5,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/reso
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimSolver, listenScripted, type ScriptedServer } from "../helpers/build-test-server.ts";
 import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
+import { type CallRow, fromCallRows } from "../../../server/tracker/index.ts";
 
 const TOOLS: ChatCompletionTool[] = [
   { type: "function", function: { name: "add", description: "Adds two numbers", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } } } },
@@ -88,21 +89,20 @@ describe("the official openai client against a real socket", () => {
     expect(end.status).toBe(200);
 
     const db = new Database(join(server.runDir, "run.db"), { readonly: true });
-    const rows = db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY seq").all("ep-client") as Array<Record<string, string | number>>;
+    // read back as the product reads run.db: a row leaves out what repeats its agent's previous call
+    const rows = fromCallRows(db.prepare("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq").all("ep-client") as CallRow[]);
     db.close();
     expect(rows.map((r) => r.seq)).toEqual([0, 1, 2, 3]);
     for (const [i, r] of rows.entries()) {
-      const out = JSON.parse(r.output_ids as string) as number[];
-      const lps = JSON.parse(r.output_logprobs as string) as number[];
-      expect(out).toEqual(tok.encode(REPLIES[i]!));
-      expect(lps).toHaveLength(out.length);
-      expect(lps.every((x) => x < 0)).toBe(true);
-      expect(JSON.parse(r.segments as string).length).toBe(JSON.parse(r.messages as string).length + 0);
+      expect(r.outputIds).toEqual(tok.encode(REPLIES[i]!));
+      expect(r.outputLogprobs).toHaveLength(r.outputIds.length);
+      expect(r.outputLogprobs.every((x) => x < 0)).toBe(true);
+      expect(r.segments.length).toBe(r.messages.length);
     }
     // Each call's prompt starts with the previous call's prompt and its exact generated ids.
-    const prompts = rows.map((r) => [...(JSON.parse(r.segments as string) as Array<{ ids: number[] }>).flatMap((s) => s.ids), ...(JSON.parse(r.header_ids as string) as number[])]);
+    const prompts = rows.map((r) => [...r.segments.flatMap((s) => [...s.ids]), ...r.headerIds]);
     for (let i = 1; i < rows.length; i++) {
-      const prefix = [...prompts[i - 1]!, ...(JSON.parse(rows[i - 1]!.output_ids as string) as number[])];
+      const prefix = [...prompts[i - 1]!, ...rows[i - 1]!.outputIds];
       expect(prompts[i]!.slice(0, prefix.length)).toEqual(prefix);
     }
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toCallRow } from "../../../server/tracker/call-rows.ts";
+import { leftOut, NOTHING_LEFT_OUT, toCallRow } from "../../../server/tracker/call-rows.ts";
 import { type PackedBatch, packCalls, packCallsSliced, RowMaker, type WireBatch, WireMemory } from "../../../server/tracker/call-wire.ts";
 import type { TrackedCall } from "../../../server/tracker/tracker.ts";
 import { trackedCall } from "../helpers/tracked-call.ts";
@@ -16,7 +16,17 @@ function wire() {
     const batch = structuredClone(packed.batch, { transfer: packed.transfer });
     return { batch, rows: maker.rows(batch) };
   };
+  /** Each agent's last call, for the in-memory writer's rows. */
+  const previous = new Map<string, TrackedCall>();
   return {
+    /** The rows the in-memory writer writes for these calls, after those before them. */
+    rowsOf: (calls: TrackedCall[]) =>
+      calls.map((c) => {
+        const key = `${c.episodeId}\u0000${c.agentId}`;
+        const last = previous.get(key);
+        previous.set(key, c);
+        return toCallRow(c, last === undefined ? NOTHING_LEFT_OUT : leftOut(c, last));
+      }),
     send: (calls: TrackedCall[], forget: string[] = []) => cross(packCalls(calls, memory, forget)),
     sendSliced: (calls: TrackedCall[]) => {
       const job = packCallsSliced(calls, memory);
@@ -27,12 +37,9 @@ function wire() {
   };
 }
 
-/** The rows the in-memory writer writes for these calls. */
-const rowsOf = (calls: TrackedCall[]) => calls.map(toCallRow);
-
 describe("call wire: batches cross in few elements and are written as the in-memory writer writes them", () => {
   it("a call that repeats its agent's previous one crosses no message, no tools and no segment, only its own strings", () => {
-    const { send } = wire();
+    const { send, rowsOf } = wire();
     const messages = [{ role: "system", content: "be brief" }, { role: "user", content: "hi" }];
     const tools = [{ type: "function", function: { name: "ls" } }];
     const segments = [{ role: "system" as const, text: "be brief", ids: [1, 2] }, { role: "user" as const, text: "hi", ids: [3] }];
@@ -47,7 +54,7 @@ describe("call wire: batches cross in few elements and are written as the in-mem
   });
 
   it("a call that adds messages sends those alone; a call that changes earlier ones sends them from there", () => {
-    const { send } = wire();
+    const { send, rowsOf } = wire();
     const system = { role: "system", content: "s" };
     const q1 = { role: "user", content: "q1" };
     const a1 = { role: "assistant", content: "a1" };
@@ -61,7 +68,7 @@ describe("call wire: batches cross in few elements and are written as the in-mem
   });
 
   it("segments in objects of their own that share a message's ids (as qwen3 renders them) cross once; the same ids with another role or text cross again", () => {
-    const { send } = wire();
+    const { send, rowsOf } = wire();
     const ids = [7, 8, 9];
     const text = "h\u00e9 \u{1f600}";
     const fresh = (role: "user" | "assistant", t: string) => ({ role, text: t, ids });
@@ -83,7 +90,7 @@ describe("call wire: batches cross in few elements and are written as the in-mem
   });
 
   it("names cross once, and their table starts over past its size or length on both sides", () => {
-    const { send } = wire();
+    const { send, rowsOf } = wire();
     // more episodes than the table holds, then fewer with ids longer than it holds
     const episodes = [...Array.from({ length: 17_000 }, (_, i) => `e${i}`), ...Array.from({ length: 30 }, (_, i) => `e${i}${"x".repeat(50_000)}`)];
     const calls = episodes.map((episodeId, i) => trackedCall({ callId: `c${i}`, episodeId, agentId: `a${i % 3}` }));
@@ -99,7 +106,7 @@ describe("call wire: batches cross in few elements and are written as the in-mem
   });
 
   it("any text crosses exactly: two-byte, lone surrogates, empty, beside one-byte text in the same batch", () => {
-    const { send } = wire();
+    const { send, rowsOf } = wire();
     const odd = ["", "\ud800", "\udfff x", "\u{1f600}", "caf\u00e9", "\u0000\n\"\\", "plain"];
     const calls = odd.map((s, i) =>
       trackedCall({ callId: `${s}c${i}`, episodeId: `e${s}`, agentId: s, policy: s, outputText: s, segments: [{ role: "user", text: s, ids: [i] }, { role: "tool", text: `${s}${s}`, ids: [] }] }),
@@ -108,7 +115,7 @@ describe("call wire: batches cross in few elements and are written as the in-mem
   });
 
   it("a segment whose role or text is not a string is written as the in-memory writer writes it", () => {
-    const { send } = wire();
+    const { send, rowsOf } = wire();
     const segments = [
       { role: "user", text: undefined, ids: [1] },
       { role: 3, text: "x", ids: [Number.NaN, 2] },
@@ -119,7 +126,7 @@ describe("call wire: batches cross in few elements and are written as the in-mem
   });
 
   it("a large call's long strings are put back in place: a message that is one, a message's part, the tools', a segment's", () => {
-    const { sendSliced } = wire();
+    const { sendSliced, rowsOf } = wire();
     const long = `${"lorem \u00e9 ".repeat(8_000)}\ud800`;
     const calls = [
       trackedCall({

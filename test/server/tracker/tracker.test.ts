@@ -350,6 +350,46 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       expect(file).toEqual(memory);
     }));
 
+  it("on a file and in memory, a row leaves out what repeats its agent's previous call (storage linear in the episode), and reads back whole", () =>
+    onFileAndInMemory(async ({ db, tracker, record, release, rows }) => {
+      const system = { role: "system", content: "be brief" };
+      const tools = [{ type: "function", function: { name: "ls" } }];
+      const segmentOf = new Map<unknown, { role: "system" | "user" | "assistant"; text: string; ids: number[] }>();
+      // a segment object of its own per prompt, sharing its message's ids (as qwen3 renders them)
+      const segment = (m: { role: string; content: string }) => {
+        let s = segmentOf.get(m);
+        if (s === undefined) segmentOf.set(m, (s = { role: m.role as "user", text: m.content, ids: Array.from({ length: 20 }, (_, i) => i + m.content.length) }));
+        return { ...s };
+      };
+      const recorded: TrackedCall[] = [];
+      let messages: Array<{ role: string; content: string }> = [system];
+      for (let seq = 0; seq < 30; seq++) {
+        messages = [...messages, { role: "user", content: `question ${seq}` }];
+        // the client sends the conversation again as new objects; the tracker shares the repeats
+        const sent = JSON.parse(JSON.stringify(messages)) as typeof messages;
+        const c = trackedCall({ callId: `c${String(seq).padStart(2, "0")}`, episodeId: "e1", seq, messages: sent, tools: JSON.parse(JSON.stringify(tools)) as unknown[], segments: messages.map(segment), outputText: `answer ${seq}` });
+        record(c);
+        recorded.push(JSON.parse(JSON.stringify(c)) as TrackedCall);
+        messages = [...messages, { role: "assistant", content: `answer ${seq}` }];
+      }
+      await release("e1");
+      const { file, memory } = rows("ORDER BY seq");
+      expect(file).toEqual(memory);
+      const row = (seq: number) => db.prepare("SELECT messages, segments, tools, messages_from, segments_from, tools_repeated, prompt_tokens FROM calls WHERE seq = ?").get(seq) as Record<string, unknown>;
+      // the first call whole; a later one its new messages (the last answer, the next question) and its new segments
+      expect(row(0)).toMatchObject({ messages_from: 0, segments_from: 0, tools_repeated: 0, prompt_tokens: 2 * 20 + 1 });
+      expect(row(0).tools).not.toBeNull();
+      expect(row(29)).toMatchObject({ messages_from: 58, segments_from: 58, tools_repeated: 1, tools: null, prompt_tokens: 60 * 20 + 1 });
+      expect(JSON.parse(row(29).messages as string)).toEqual([{ role: "assistant", content: "answer 28" }, { role: "user", content: "question 29" }]);
+      expect((JSON.parse(row(29).segments as string) as unknown[]).length).toBe(2);
+      // linear: every row of a later call holds two messages and two segments
+      const { total } = db.prepare("SELECT SUM(length(messages) + length(segments)) AS total FROM calls").get() as { total: number };
+      expect(total).toBeLessThan(30 * (JSON.stringify(row(0).messages).length + JSON.stringify(row(0).segments).length) * 3);
+      // read back from run.db (the episode left memory once committed): each call whole
+      const back = tracker.callsOf("e1");
+      expect(JSON.parse(JSON.stringify(back))).toEqual(recorded);
+    }));
+
   it("on a file, a segment sent longer ago than the writer thread keeps is sent again", () =>
     onFileAndInMemory(async ({ tracker, record, release, rows }) => {
       const first = { role: "user" as const, text: "first", ids: [1, 2, 3] };
@@ -387,6 +427,7 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       write([next(1)]);
       write([next(2)]);
       writer.forget("e1");
+      reference.forget("e1");
       write([next(3)]);
       writer.sync();
       const rows = (d: typeof db) => d.prepare("SELECT * FROM calls ORDER BY call_id").all();
