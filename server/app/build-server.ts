@@ -102,6 +102,8 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     ...(opts.reclaimTimer === undefined ? {} : { reclaimTimer: opts.reclaimTimer }),
     ...(opts.rewardRanges === undefined ? {} : { rewardRanges: opts.rewardRanges }),
     ...(config.run.deterministic ? { samplingSeed: config.run.seed } : {}),
+    // found by a timer, long after start-up (errorLog is set by then): no request answers with it
+    onRecordingError: (err) => errorLog.error({ err }, "recording calls to run.db failed; every episode end from now on fails with it"),
   });
   const deps = opts.fetch === undefined ? {} : { fetch: opts.fetch };
   const policies = new Map<string, PolicyRuntime>();

@@ -32,6 +32,8 @@ export interface EpisodeStoreOptions {
   reclaimTimer?: boolean;
   /** Where a throwing event listener's error goes. Default console.error. */
   onListenerError?: (err: unknown) => void;
+  /** Where a failure to record calls and rows in run.db goes when no request waits for it (found by the tracker's batch timer), said once. Default console.error. */
+  onRecordingError?: (err: unknown) => void;
   /**
    * Declared reward ranges by environment name (manifests' `reward`); the owner may add entries as
    * environments become known. `end` refuses rewards outside them. Default: none (finiteness only).
@@ -108,7 +110,7 @@ export function createEpisodeStore(opts: EpisodeStoreOptions): EpisodeStore {
   const idleMs = (opts.idleTimeoutS ?? 120) * 1000;
   const policies = new Set(opts.policies);
   const frozen = new Set(opts.frozen ?? []);
-  const tracker = createTracker(opts.db);
+  const tracker = createTracker(opts.db, opts.onRecordingError);
   const events = createStoreEvents(opts.onListenerError ?? ((err: unknown) => console.error(err)));
   // on a file, episode rows go to the writer thread with the calls (`openEpisodeRows`)
   const rows = openEpisodeRows(opts.db, now(), tracker.deferred ? tracker.persistEpisode : undefined, () => events.emit("persisted"));

@@ -55,7 +55,12 @@ const FLUSH_CALLS = 512;
 
 const NO_GENERATIONS: ReadonlyMap<string, readonly number[]> = new Map();
 
-export function createTracker(db: RunDb): Tracker {
+/**
+ * `onBackgroundError`: a write failure found by a hand-over of the batch timer or of an episode's end
+ * (no request to answer there; thrown, it would crash the process), said once. The next flush, and the
+ * end of each episode waiting for a commit, report it too. Default console.error.
+ */
+export function createTracker(db: RunDb, onBackgroundError: (err: unknown) => void = (err) => console.error(err)): Tracker {
   const live = new Map<string, Map<string, LiveAgent>>();
   const selectEpisode = db.prepare<[string], CallRow>("SELECT * FROM calls WHERE episode_id = ? ORDER BY agent_id, seq");
   const deleteEpisode = db.prepare<[string]>("DELETE FROM calls WHERE episode_id = ?");
@@ -98,10 +103,21 @@ export function createTracker(db: RunDb): Tracker {
       writer.write(calls, released, rows);
     }
   };
+  let backgroundErrorSaid = false;
+  /** `sendEnded` from a timer or an immediate: a failure goes to `onBackgroundError` (once), not up (nothing would catch it there). */
+  const sendInBackground = (): void => {
+    try {
+      sendEnded();
+    } catch (err) {
+      if (backgroundErrorSaid) return;
+      backgroundErrorSaid = true;
+      onBackgroundError(err);
+    }
+  };
   /** Starts the batch timer, unless one runs. */
   const schedule = (): void => {
     if (timer !== null) return;
-    timer = setTimeout(sendEnded, FLUSH_MS);
+    timer = setTimeout(sendInBackground, FLUSH_MS);
     // an idle process is not kept alive for a batch: close and the episode's end hand it over
     timer.unref();
   };
@@ -140,7 +156,7 @@ export function createTracker(db: RunDb): Tracker {
     soonScheduled = true;
     const go = (): void => {
       soonScheduled = false;
-      if (ending.length > 0 || pendingRows.length > 0) sendEnded();
+      if (ending.length > 0 || pendingRows.length > 0) sendInBackground();
     };
     const next = (): void => void setImmediate(go);
     writer.committed().then(next, next);

@@ -217,6 +217,33 @@ describe("call tracker: writes off the request path, nothing lost", () => {
       db.close();
     }));
 
+  it("a batch that fails on the writer thread does not throw from the batch timer (the process would crash): it is said once, and the next flush reports it", () =>
+    inTempDir(async (dir) => {
+      const db = openRunDb(join(dir, "run.db"));
+      const said: unknown[] = [];
+      const tracker = createTracker(db, (err) => said.push(err));
+      const uncaught: unknown[] = [];
+      const onUncaught = (err: unknown) => uncaught.push(err);
+      process.prependListener("uncaughtException", onUncaught);
+      try {
+        tracker.record(call("e1", 0));
+        tracker.flush();
+        tracker.record(call("e1", 0)); // the same call id again: its timer's batch fails on the thread
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        tracker.record(call("e1", 1)); // handed over by the next timer, which finds the failure
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        tracker.record(call("e1", 2));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(uncaught).toEqual([]);
+        expect(said).toHaveLength(1);
+        expect(String(said[0])).toMatch(/UNIQUE constraint failed/);
+        expect(() => tracker.flush()).toThrow(/UNIQUE constraint failed/);
+      } finally {
+        process.off("uncaughtException", onUncaught);
+        db.close();
+      }
+    }));
+
   it("on a file, packed batches record exactly what the in-memory writer records: numbers no typed array holds, any text", () =>
     onFileAndInMemory(async ({ tracker, record, release, rows }) => {
       const odd = [
