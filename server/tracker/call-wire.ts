@@ -14,12 +14,13 @@ import { INSERT_CALL, leftOut, numbersJson, promptTokens, segmentJson } from "./
  *   not copied; their short strings joined into one (`text`), cut again by those lengths;
  * - names (episode and agent ids, policies, finish reasons, roles: the same few strings call after call)
  *   cross once each and are numbered: both sides keep the table (`WireMemory`, `RowMaker`);
- * - what a call repeats crosses once: the messages its agent's previous call already sent (the tracker
- *   keeps repeated messages as the same objects, so a repeat is the same object in the same place), the
- *   same tools, and a prompt segment already sent (tokenizers hand out a cached message's ids as the same
- *   array, whether in the same segment object or a new one). The writer thread keeps the JSON it made of
- *   them: each agent's last messages and tools (until its episode is forgotten), and the last
- *   `SEGMENT_RING` segments sent. A call with nothing new crosses no message and no tools at all;
+ * - what a call repeats of its agent's previous call does not cross at all, and its row leaves it out
+ *   (`leftOut`, call-rows.ts): the leading messages that call sent (the tracker keeps repeated messages as
+ *   the same objects, so a repeat is the same object in the same place), its tools, its leading segments.
+ *   A segment sent before by any call (tokenizers hand out a cached message's ids as the same array,
+ *   whether in the same segment object or a new one) crosses as a number: the writer thread keeps the JSON
+ *   of the last `SEGMENT_RING` segments sent. A call with nothing new crosses no message, no tools and no
+ *   segment at all;
  * - on a large call, long strings are written into moved buffers and the ids packed a slice at a time
  *   (`packCallsSliced`), the event loop let in between.
  */
@@ -232,7 +233,6 @@ export function isLargeCall(call: TrackedCall): boolean {
 function isPlain(s: Segment): boolean {
   return typeof s.role === "string" && typeof s.text === "string";
 }
-
 
 /** Writes a batch's columns, call after call. */
 class BatchWriter {
