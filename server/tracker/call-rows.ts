@@ -36,6 +36,9 @@ export interface LeftOut {
 /** A row of an agent's first call (or of a writer that keeps no previous call) leaves nothing out. */
 export const NOTHING_LEFT_OUT: LeftOut = { messages: 0, segments: 0, tools: false };
 
+/** Ids of two arrays compared one by one at most (a longer segment counts as new unless it is the same array: comparing would hold the event loop). */
+const COMPARED_IDS = 4096;
+
 /**
  * Whether a segment repeats one of the agent's previous call: the same object, or the same role, text and
  * ids (a render makes a segment object per prompt, most often sharing its message's ids array; an earlier
@@ -45,7 +48,7 @@ function sameSegment(a: RowSegment, b: RowSegment): boolean {
   if (a === b) return true;
   if (typeof a.role !== "string" || typeof a.text !== "string" || a.role !== b.role || a.text !== b.text) return false;
   if (a.ids === b.ids) return true;
-  if (a.ids.length !== b.ids.length) return false;
+  if (a.ids.length !== b.ids.length || a.ids.length > COMPARED_IDS) return false;
   for (let i = 0; i < a.ids.length; i++) if (a.ids[i] !== b.ids[i]) return false;
   return true;
 }

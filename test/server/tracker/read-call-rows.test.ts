@@ -26,6 +26,14 @@ describe("fromCallRows: rows that leave out what repeats their agent's previous 
     ]);
   });
 
+  it("a segment repeats when it is the same array of ids, or equal ids up to 4,096 of them (a longer copy is not compared: it would hold the event loop)", () => {
+    const segment = (ids: number[]) => ({ role: "user" as const, text: "t", ids });
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => i);
+    const left = (a: number[], b: number[]) => leftOut({ messages: [], tools: null, segments: [segment(a)] }, { messages: [], tools: null, segments: [segment(b)] }).segments;
+    const long = ids(5000);
+    expect([left(ids(4096), ids(4096)), left(long, long), left(ids(5000), ids(5000)), left([1, 2], [1, 3])]).toEqual([1, 1, 0, 0]);
+  });
+
   it("rows of a file from before those columns (none of them present) read as whole", () => {
     const old = (row: unknown[]) => {
       const r = named(row) as unknown as Record<string, unknown>;
