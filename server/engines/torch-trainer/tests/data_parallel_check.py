@@ -1,10 +1,13 @@
 """Run by torchrun (2+ processes, gloo): the data-parallel update must equal the one-process update.
 
 Rank 0 drives the ranks through Rank0Backend (the broadcast the HTTP service uses), the others run
-serve_worker; rank 0 also trains a one-process twin on the same batches. Prints `DP-CHECK <json>`.
+serve_worker; rank 0 also trains a one-process twin on the same batches. Prints `DP-CHECK <json>`, and
+writes the JSON to the file named by DP_CHECK_OUT when set (torchrun's tee may put another rank's output on
+the same line of its stdout).
 """
 
 import json
+import os
 import sys
 
 import torch
@@ -43,7 +46,7 @@ if parallel.rank == 0:
     twin_metrics = [twin.train_step(step_of(batch(9, seed=v), v)) for v in range(STEPS)]
     single = torch.cat([p.detach().reshape(-1) for p in twin.trainable])
     start = torch.cat([p.detach().reshape(-1) for p in tiny_backend(dtype=DTYPE).trainable])
-    print("DP-CHECK " + json.dumps({
+    report = json.dumps({
         "world": parallel.world,
         "micro_batches": len(micro_batches(step_of(batch(9, seed=0)).samples, BUDGET)),
         "versions": [backend.version, twin.version],
@@ -53,6 +56,10 @@ if parallel.rank == 0:
         "loss": [[m["loss"] for m in metrics], [m["loss"] for m in twin_metrics]],
         "tokens": [[m["tokens"] for m in metrics], [m["tokens"] for m in twin_metrics]],
         "grad_norm": [[m["grad_norm"] for m in metrics], [m["grad_norm"] for m in twin_metrics]],
-    }), flush=True)
+    })
+    print("DP-CHECK " + report, flush=True)
+    if os.environ.get("DP_CHECK_OUT"):
+        with open(os.environ["DP_CHECK_OUT"], "w", encoding="utf-8") as f:
+            f.write(report)
 parallel.close()
 sys.exit(0)

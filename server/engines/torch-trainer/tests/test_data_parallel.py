@@ -3,6 +3,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 from tests.torch_available import skip_reason
@@ -23,18 +24,22 @@ def torchrun() -> list[str]:
 @unittest.skipIf(REASON is not None, REASON or "")
 class DataParallelTest(unittest.TestCase):
     def test_two_gloo_processes_make_the_one_process_update(self):
-        r = subprocess.run(
-            [*torchrun(), "--standalone", "--nnodes", "1", "--nproc_per_node", "2", *DEBIAN_PY311_REDIRECTS, os.path.join(HERE, "data_parallel_check.py")],
-            cwd=os.path.dirname(HERE),
-            env={**os.environ, "PYTHONPATH": os.path.dirname(HERE), "OMP_NUM_THREADS": "1"},
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        out = r.stdout + r.stderr
-        self.assertEqual(r.returncode, 0, out)
-        line = next(l for l in r.stdout.splitlines() if "DP-CHECK " in l)
-        got = json.loads(line.split("DP-CHECK ", 1)[1])
+        with tempfile.TemporaryDirectory() as tmp:
+            # read from a file: torchrun's tee can put the other rank's output on the DP-CHECK line
+            report = os.path.join(tmp, "dp-check.json")
+            r = subprocess.run(
+                [*torchrun(), "--standalone", "--nnodes", "1", "--nproc_per_node", "2", *DEBIAN_PY311_REDIRECTS, os.path.join(HERE, "data_parallel_check.py")],
+                cwd=os.path.dirname(HERE),
+                env={**os.environ, "PYTHONPATH": os.path.dirname(HERE), "OMP_NUM_THREADS": "1", "DP_CHECK_OUT": report},
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            out = r.stdout + r.stderr
+            self.assertEqual(r.returncode, 0, out)
+            self.assertTrue(os.path.exists(report), out)
+            with open(report, encoding="utf-8") as f:
+                got = json.load(f)
         self.assertGreaterEqual(got["micro_batches"], 4)  # both ranks get work
         self.assertEqual(got["world"], 2)
         self.assertEqual(got["versions"], [2, 2])
