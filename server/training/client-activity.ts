@@ -1,29 +1,38 @@
 /**
  * Which clients count for `any-client` / `all-clients`: a client is active once it has ended a rewarded
- * episode since the last sync, and drops out after `idleS` seconds without a sign of life.
+ * episode since the last sync, and drops out after `idleS` seconds without a sign of life, or at once when
+ * its connection closes (`forget`). A client whose connection closed counts again only once it is heard
+ * from again (`touch`, `recordAgreeSync`): an episode of its that is reported ended after the close (an
+ * end on another of its connections, handled after the close) does not bring it back, else `all-clients`
+ * would wait `idleS` for an agreement that cannot come.
  */
 export class ClientActivity {
   readonly #idleMs: number;
   readonly #rewardedSinceSync = new Set<string>();
   readonly #agreed = new Set<string>();
   readonly #lastSeen = new Map<string, number>();
+  /** Clients whose connection closed and that have not been heard from since. */
+  readonly #gone = new Set<string>();
 
   constructor(idleS: number) {
     this.#idleMs = idleS * 1000;
   }
 
   recordEpisodeEnd(clientId: string, rewarded: boolean, now: number): void {
+    if (this.#gone.has(clientId)) return;
     this.#lastSeen.set(clientId, now);
     if (rewarded) this.#rewardedSinceSync.add(clientId);
   }
 
   recordAgreeSync(clientId: string, now: number): void {
+    this.#gone.delete(clientId);
     this.#lastSeen.set(clientId, now);
     this.#agreed.add(clientId);
   }
 
   /** Any other sign of life (a heartbeat, a chat call). */
   touch(clientId: string, now: number): void {
+    this.#gone.delete(clientId);
     this.#lastSeen.set(clientId, now);
   }
 
@@ -32,6 +41,7 @@ export class ClientActivity {
     this.#lastSeen.delete(clientId);
     this.#rewardedSinceSync.delete(clientId);
     this.#agreed.delete(clientId);
+    this.#gone.add(clientId);
   }
 
   active(now: number): string[] {

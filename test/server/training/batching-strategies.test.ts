@@ -76,4 +76,23 @@ describe("batching strategies", () => {
     expect(view(now + 20)).toEqual({ active: [], agreed: new Set() });
     expect(selectBatch(pool, opts("all-clients"), view(now + 20)).ready).toBe(false);
   });
+
+  it("all-clients (C5): a client whose connection closed stays out when one of its episodes is reported ended later, until it is heard from again", () => {
+    const now = 1_000_000;
+    const act = new ClientActivity(600);
+    const view = (t: number): ClientsView => ({ active: act.active(t), agreed: act.agreed() });
+    const pool = [entry("t1", "e1", 1, "a", "c1"), entry("t1", "e2", 0, "a", "doomed")];
+    act.recordEpisodeEnd("c1", true, now);
+    act.recordEpisodeEnd("doomed", true, now);
+    act.recordAgreeSync("c1", now);
+    expect(episodesOf(selectBatch(pool, opts("all-clients"), view(now)))).toBe("1/2 active clients agreed");
+    act.forget("doomed");
+    // its last end, on another of its connections, handled after its socket's close
+    act.recordEpisodeEnd("doomed", true, now + 5);
+    expect(episodesOf(selectBatch(pool, opts("all-clients"), view(now + 5)))).toEqual(["e1", "e2"]);
+    // it connects again (its hello, a heartbeat): it counts again from its next rewarded end
+    act.touch("doomed", now + 10);
+    act.recordEpisodeEnd("doomed", true, now + 11);
+    expect(episodesOf(selectBatch(pool, opts("all-clients"), view(now + 11)))).toBe("1/2 active clients agreed");
+  });
 });
