@@ -2,6 +2,7 @@ import type { RunDb } from "../../server/db/index.ts";
 import { episodeFromRow, type EpisodeRow } from "../../server/episodes/index.ts";
 import { type MergeOptions, mergeTimelines } from "../../server/training/index.ts";
 import type { PromptSegment, Tokenizer } from "../../server/tokenizers/index.ts";
+import { promptLength } from "../../server/tokenizers/index.ts";
 import { type CallRecord, type CallRow, fromCallRows } from "../../server/tracker/index.ts";
 import { type EpisodeSummary, summarizeEpisode } from "./episode-query.ts";
 
@@ -141,10 +142,3 @@ function trainedStepsOf(db: RunDb, episodeId: string): Map<string, number> {
   const rows = db.prepare("SELECT policy, step FROM trained_episodes WHERE episode_id = ?").all(episodeId) as Array<{ policy: string; step: number }>;
   return new Map(rows.map((r) => [r.policy, r.step]));
 }
-
-function promptLength(c: CallRecord): number {
-  let n = c.headerIds.length;
-  for (const s of c.segments) n += s.ids.length;
-  return n;
-}
-

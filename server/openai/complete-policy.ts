@@ -2,7 +2,7 @@ import type { PolicyRuntime, SamplingDefaults } from "../app/server-context.ts";
 import type { SamplingParams } from "../engines/engine.ts";
 import type { EpisodeStore } from "../episodes/episode-store.ts";
 import { callSamplingSeed } from "../episodes/sampling-seed.ts";
-import { promptIds } from "../tokenizers/prompt-ids.ts";
+import { promptIds, promptLength } from "../tokenizers/prompt-ids.ts";
 import type { PromptSegment, RenderedPrompt, Tokenizer } from "../tokenizers/tokenizer.ts";
 import { newCallId } from "./call-id.ts";
 import type { Completion, CompletionChoice, CompletionMeta, CompletionSink, FinishReason } from "./completion.ts";
@@ -111,9 +111,7 @@ async function renderLegacyPrompt(tokenizer: Tokenizer, prompt: string): Promise
 }
 
 function toPrompt(rendered: RenderedPrompt): Prompt {
-  let length = rendered.headerIds.length;
-  for (const s of rendered.segments) length += s.ids.length;
-  return { segments: rendered.segments, headerIds: rendered.headerIds, length };
+  return { segments: rendered.segments, headerIds: rendered.headerIds, length: promptLength(rendered) };
 }
 
 /** Prompts up to this many ids are joined in one go; a longer one is copied a slice at a time. */

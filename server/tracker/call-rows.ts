@@ -1,3 +1,4 @@
+import { promptLength } from "../tokenizers/prompt-ids.ts";
 import type { TrackedCall } from "./call-record.ts";
 
 /**
@@ -68,13 +69,6 @@ export function leftOut(call: Pick<RowCall, "messages" | "tools" | "segments">, 
   return { messages, segments, tools: call.tools !== null && call.tools === previous.tools };
 }
 
-/** A prompt's tokens: its segments' ids and its header ids. */
-export function promptTokens(segments: ReadonlyArray<{ ids: ArrayLike<number> }>, headerIds: ArrayLike<number>): number {
-  let n = headerIds.length;
-  for (const s of segments) n += s.ids.length;
-  return n;
-}
-
 /** A number array's JSON, as JSON.stringify writes it (a non-finite number is `null`). */
 export function numbersJson(a: ArrayLike<number>): string {
   if (Array.isArray(a)) return JSON.stringify(a);
@@ -129,6 +123,6 @@ export function toCallRow(call: RowCall, left: LeftOut = NOTHING_LEFT_OUT): unkn
     left.messages,
     left.segments,
     left.tools ? 1 : 0,
-    promptTokens(call.segments, call.headerIds),
+    promptLength(call),
   ];
 }

@@ -1,5 +1,6 @@
 import type { TrackedCall } from "./call-record.ts";
-import { INSERT_CALL, leftOut, numbersJson, promptTokens, segmentJson } from "./call-rows.ts";
+import { promptLength } from "../tokenizers/prompt-ids.ts";
+import { INSERT_CALL, leftOut, numbersJson, segmentJson } from "./call-rows.ts";
 
 /**
  * Calls as they cross to the writer thread, and back into rows there. A structured clone of the calls as
@@ -307,7 +308,7 @@ class BatchWriter {
     v[h + Head.OutputTextLength] = c.outputText.length;
     v[h + Head.Segments] = c.segments.length - segmentsFrom;
     v[h + Head.SegmentsFrom] = segmentsFrom;
-    v[h + Head.PromptTokens] = promptTokens(c.segments, c.headerIds);
+    v[h + Head.PromptTokens] = promptLength(c);
     v[h + Head.RepeatedMessages] = repeated;
     v[h + Head.NewMessages] = c.messages.length - repeated;
     v[h + Head.Tools] = tools;

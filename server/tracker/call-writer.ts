@@ -40,7 +40,7 @@ const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, index: numbe
 const SYNC_TIMEOUT_MS = 60_000;
 
 const require = createRequire(import.meta.url);
-const WORKER_SOURCES = ["./writer-thread.ts", "./call-wire.ts", "./call-rows.ts", "../db/episode-row.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url)));
+const WORKER_SOURCES = ["./writer-thread.ts", "./call-wire.ts", "./call-rows.ts", "../db/episode-row.ts", "../tokenizers/prompt-ids.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url)));
 
 /** The writer thread's bundle; it loads better-sqlite3 by the path it is given (see server/worker-bundle.ts). */
 function writerFile(): string {

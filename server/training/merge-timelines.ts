@@ -1,4 +1,5 @@
 import type { PromptSegment } from "../tokenizers/tokenizer.ts";
+import { promptLength } from "../tokenizers/prompt-ids.ts";
 import type { CallRecord } from "../tracker/call-record.ts";
 
 export interface MergeOptions {
@@ -138,12 +139,6 @@ export function addMergeStats(into: MergeStats, s: MergeStats): void {
   into.retokenizedSpans += s.retokenizedSpans;
   into.unmergedTokens += s.unmergedTokens;
   into.mergedTokens += s.mergedTokens;
-}
-
-function promptLength(c: CallRecord): number {
-  let n = c.headerIds.length;
-  for (const s of c.segments) n += s.ids.length;
-  return n;
 }
 
 /**
