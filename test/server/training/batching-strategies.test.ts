@@ -13,6 +13,12 @@ const noClients: ClientsView = { active: [], agreed: new Set() };
 const opts = (strategy: StrategyName) => ({ strategy, batchTasks: 2, groupSize: 2 });
 const episodesOf = (sel: ReturnType<typeof selectBatch>) => (sel.ready ? [...new Set(sel.take.map((e) => e.episodeId))] : sel.reason);
 
+/** Client activity with clientIdleS 600, a start time, and the clients' view of it at a time. */
+function activity() {
+  const act = new ClientActivity(600);
+  return { now: 1_000_000, act, view: (t: number): ClientsView => ({ active: act.active(t), agreed: act.agreed() }) };
+}
+
 describe("batching strategies", () => {
   // Regression (issue 18, item 1): a bare task id made one group of two environments' episodes.
   it("tasks (C2): a group is the (environment, group) it was formed in, never a task id shared across them", () => {
@@ -56,9 +62,7 @@ describe("batching strategies", () => {
   });
 
   it("any-client (C4) and all-clients (C5) follow agreements of active clients only", () => {
-    const now = 1_000_000;
-    const act = new ClientActivity(600);
-    const view = (t: number): ClientsView => ({ active: act.active(t), agreed: act.agreed() });
+    const { now, act, view } = activity();
     const pool = [entry("t1", "e1", 1, "a", "c1"), entry("t1", "e2", 0, "a", "c2")];
     act.recordEpisodeEnd("c1", true, now);
     act.recordEpisodeEnd("c2", true, now);
@@ -78,9 +82,7 @@ describe("batching strategies", () => {
   });
 
   it("all-clients (C5): a client whose connection closed stays out when one of its episodes is reported ended later, until it is heard from again", () => {
-    const now = 1_000_000;
-    const act = new ClientActivity(600);
-    const view = (t: number): ClientsView => ({ active: act.active(t), agreed: act.agreed() });
+    const { now, act, view } = activity();
     const pool = [entry("t1", "e1", 1, "a", "c1"), entry("t1", "e2", 0, "a", "doomed")];
     act.recordEpisodeEnd("c1", true, now);
     act.recordEpisodeEnd("doomed", true, now);
