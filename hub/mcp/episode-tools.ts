@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { z } from "zod";
 import { callRowSql, type RunDb } from "../../server/db/index.ts";
 import { episodeFromRow, type EpisodeRow } from "../../server/episodes/index.ts";
+import { withLeftOut } from "../../server/tracker/index.ts";
 import { latestFailures, listEpisodes, summarizeEpisode } from "../dashboard/episode-query.ts";
 import { BadCursorError, EpisodeNotFoundError, NotARunDirError } from "./errors.ts";
 import { registerTool } from "./register-tool.ts";
@@ -98,7 +99,7 @@ export function showEpisode(db: RunDb, runDir: string, episodeId: string, maxCal
   const lastMessages = new Map<string, Array<{ role?: unknown; content?: unknown }>>();
   const messagesOf = (r: CallRow) => {
     const own = JSON.parse(r.messages) as Array<{ role?: unknown; content?: unknown }>;
-    const all = r.messages_from > 0 ? (lastMessages.get(r.agent_id) ?? []).slice(0, r.messages_from).concat(own) : own;
+    const all = withLeftOut(lastMessages.get(r.agent_id) ?? [], r.messages_from, own);
     lastMessages.set(r.agent_id, all);
     return all;
   };

@@ -27,6 +27,11 @@ export interface CallRow {
   prompt_tokens?: number | null;
 }
 
+/** A row's messages or segments whole: the first `from` of its agent's previous call's, then the row's own. */
+export function withLeftOut<T>(previous: readonly T[], from: number, own: T[]): T[] {
+  return from === 0 ? own : previous.slice(0, from).concat(own);
+}
+
 /**
  * Rows of `calls` back into the calls the tracker recorded, whole: each row's left-out messages, segments
  * and tools come from its agent's previous call, which must come before it (read an episode's rows
@@ -48,11 +53,9 @@ export function fromCallRows(rows: readonly CallRow[]): TrackedCall[] {
         );
       }
     }
-    const messages = JSON.parse(r.messages) as unknown[];
-    const segments = JSON.parse(r.segments) as TrackedCall["segments"];
     const call = fromCallRow(r, {
-      messages: previous === undefined || messagesFrom === 0 ? messages : previous.messages.slice(0, messagesFrom).concat(messages),
-      segments: previous === undefined || segmentsFrom === 0 ? segments : previous.segments.slice(0, segmentsFrom).concat(segments),
+      messages: withLeftOut(previous?.messages ?? [], messagesFrom, JSON.parse(r.messages) as unknown[]),
+      segments: withLeftOut(previous?.segments ?? [], segmentsFrom, JSON.parse(r.segments) as TrackedCall["segments"]),
       tools: toolsRepeated ? previous!.tools : r.tools === null ? null : (JSON.parse(r.tools) as unknown[]),
     });
     last.set(key, call);
