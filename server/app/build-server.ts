@@ -92,6 +92,8 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   const runDir = opts.runDir ?? config.run.dir;
   const db = openRunDb(opts.dbPath ?? join(runDir, "run.db"));
   const keySecret = opts.keySecret ?? config.server.keySecret;
+  const app = Fastify({ logger: opts.logger ?? false, bodyLimit: config.server.bodyLimitBytes, frameworkErrors: answerFrameworkError });
+  const errorLog = opts.errorLog ?? app.log;
   const store = createEpisodeStore({
     db,
     idleTimeoutS: config.server.idleTimeoutS,
@@ -102,7 +104,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     ...(opts.reclaimTimer === undefined ? {} : { reclaimTimer: opts.reclaimTimer }),
     ...(opts.rewardRanges === undefined ? {} : { rewardRanges: opts.rewardRanges }),
     ...(config.run.deterministic ? { samplingSeed: config.run.seed } : {}),
-    // found by a timer, long after start-up (errorLog is set by then): no request answers with it
+    // found by the tracker's batch timer: no request answers with it
     onRecordingError: (err) => errorLog.error({ err }, "recording calls to run.db failed; every episode end from now on fails with it"),
   });
   const deps = opts.fetch === undefined ? {} : { fetch: opts.fetch };
@@ -118,13 +120,11 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   // zod's first parse of each schema compiles it (ms): at start-up, not in a request
   warmRequestSchemas();
   warmKeySchema();
-  const app = Fastify({ logger: opts.logger ?? false, bodyLimit: config.server.bodyLimitBytes, frameworkErrors: answerFrameworkError });
   registerJsonBody(app);
   const ctx: ServerContext = { store, policies, frozen, sampling: config.sampling };
   const auth: AuthTokens = opts.auth ?? { adminToken: generateToken("admin"), clientTokens: [generateToken("client")] };
   const allowedHosts = [...config.server.allowedHosts, ...(opts.allowedHosts ?? [])];
   const routes = installAuth(app, { tokens: auth, allowedHosts });
-  const errorLog = opts.errorLog ?? app.log;
   const calls = createCompletions(ctx, errorLog);
   const chatRoute = createRawChatRoute({ calls, hostAllowed: createHostCheck(allowedHosts), bodyLimit: config.server.bodyLimitBytes, parseJson: jsonTextParser(app), log: app.log, errorLog });
   // once the app closes, fastify answers (503 while it closes, as it does for every route)
