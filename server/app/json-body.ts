@@ -3,7 +3,8 @@ import { fileURLToPath } from "node:url";
 import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
 import { Piscina } from "piscina";
 import { bundleWorker } from "../worker-bundle.ts";
-import type { JsonBodyResult, JsonBodyTask, JsonBodyThreadData } from "./json-body-thread.ts";
+import { externalString } from "./external-string.ts";
+import type { JsonBodyResult, JsonBodyTask, JsonBodyThreadData, LongString } from "./json-body-thread.ts";
 
 /** Bodies up to this size are parsed on the event loop (well under a millisecond), larger ones on the JSON body thread. */
 export const INLINE_BYTES = 64 * 1024;
@@ -34,31 +35,47 @@ async function startedPool(): Promise<Piscina | null> {
   }
 }
 
-/** Parses `body` (its own memory: it moves to the thread, uncopied) on the JSON body thread. */
-async function parseOnThread(p: Piscina, body: Buffer): Promise<JsonBodyResult> {
-  const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.buffer instanceof ArrayBuffer;
-  const bytes = own ? new Uint8Array(body.buffer) : new Uint8Array(body);
-  const task: JsonBodyTask = { body: bytes };
-  return (await p.run(task, { transferList: [bytes.buffer as ArrayBuffer] })) as JsonBodyResult;
+/** Parses a body on the JSON body thread: its chunks move there, uncopied, where each is memory of its own (the socket's chunks are), else copied. */
+async function parseOnThread(p: Piscina, chunks: readonly Buffer[]): Promise<JsonBodyResult> {
+  const body = chunks.map((c) => (c.byteOffset === 0 && c.byteLength === c.buffer.byteLength && c.buffer instanceof ArrayBuffer ? new Uint8Array(c.buffer) : new Uint8Array(c)));
+  const task: JsonBodyTask = { body, longStrings: externalString !== null };
+  return (await p.run(task, { transferList: body.map((b) => b.buffer as ArrayBuffer) })) as JsonBodyResult;
 }
 
 type Done = (err: Error | null, body?: unknown) => void;
 
+/** The body's long strings put back, each a string over the thread's memory (`externalString`): no 4 MB allocation on the event loop. */
+function withLongStrings(body: unknown, long: readonly LongString[]): unknown {
+  for (const { path, text } of long) {
+    let parent = body as Record<string | number, unknown>;
+    for (let i = 0; i < path.length - 1; i++) parent = parent[path[i]!] as Record<string | number, unknown>;
+    parent[path[path.length - 1]!] = externalString!(text);
+  }
+  return body;
+}
+
 /**
- * A request's body as fastify's raw-body reader reads it (the same limits, length check and errors), into
- * memory of its own: a body whose length is announced and large is copied chunk by chunk, as it arrives,
- * into one buffer of that length (joining a 4 MB body's chunks at its end held the event loop for
- * milliseconds); any other is joined at its end, as fastify does.
+ * A request's body as fastify's raw-body reader reads it (the same limits, length check and errors), as
+ * the chunks it arrived in: a large one goes to the JSON body thread as they are (each chunk is memory of
+ * its own, moved, not copied). Joining a 4 MB body on the event loop, at its end or chunk by chunk as it
+ * arrived, wrote 4 MB of fresh pages there: 5-12 ms on these machines.
+ *
+ * Past `INLINE_BYTES`, the body is paused after each chunk until the event loop's next turn: the socket
+ * otherwise hands over up to 32 reads (2 MB) in one turn, each copied by Node into new memory, 6 ms or more.
  */
-function readBody(request: FastifyRequest, payload: NodeJS.ReadableStream & { receivedEncodedLength?: number }, limit: number, done: Done, then: (body: Buffer) => void): void {
+function readBody(request: FastifyRequest, payload: NodeJS.ReadableStream & { receivedEncodedLength?: number }, limit: number, done: Done, then: (chunks: Buffer[], length: number) => void): void {
   const contentLength = Number(request.headers["content-length"]);
   if (contentLength > limit) {
     done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
     return;
   }
-  const whole = contentLength > INLINE_BYTES ? Buffer.allocUnsafeSlow(contentLength) : null;
   const chunks: Buffer[] = [];
   let received = 0;
+  let resuming = false;
+  const resume = (): void => {
+    resuming = false;
+    payload.resume();
+  };
   const onData = (chunk: Buffer | string): void => {
     // a custom preParsing stream may emit strings
     const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
@@ -69,9 +86,13 @@ function readBody(request: FastifyRequest, payload: NodeJS.ReadableStream & { re
       done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
       return;
     }
-    if (whole !== null && received + bytes.length <= whole.length) bytes.copy(whole, received);
-    else chunks.push(whole !== null ? Buffer.from(bytes) : bytes);
+    chunks.push(bytes);
     received += bytes.length;
+    if (received > INLINE_BYTES && !resuming) {
+      payload.pause();
+      resuming = true;
+      setImmediate(resume);
+    }
   };
   const onEnd = (err?: Error & { statusCode?: number }): void => {
     stop();
@@ -84,7 +105,7 @@ function readBody(request: FastifyRequest, payload: NodeJS.ReadableStream & { re
       done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH(), undefined);
       return;
     }
-    then(whole !== null ? whole : Buffer.concat(chunks, received));
+    then(chunks, received);
   };
   const stop = (): void => {
     payload.removeListener("data", onData);
@@ -110,14 +131,14 @@ export function registerJsonBody(app: FastifyInstance): void {
   app.removeContentTypeParser("text/plain");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", (request, payload, done) => {
-    readBody(request, payload as NodeJS.ReadableStream, request.routeOptions.bodyLimit, done as Done, (bytes) => {
-      if (bytes.length <= INLINE_BYTES) return parseInPlace(request, bytes.toString("utf8"), done);
+    readBody(request, payload as NodeJS.ReadableStream, request.routeOptions.bodyLimit, done as Done, (chunks, length) => {
+      if (length <= INLINE_BYTES) return parseInPlace(request, Buffer.concat(chunks, length).toString("utf8"), done);
       void startedPool()
         .then(async (p) => {
-          if (p === null) return parseInPlace(request, bytes.toString("utf8"), done);
-          const r = await parseOnThread(p, bytes);
+          if (p === null) return parseInPlace(request, Buffer.concat(chunks, length).toString("utf8"), done);
+          const r = await parseOnThread(p, chunks);
           await new Promise<void>((resolve) => setImmediate(resolve));
-          if (r.ok) done(null, r.value);
+          if (r.ok) done(null, r.long.length === 0 ? r.value : withLongStrings(r.value, r.long));
           else if (r.why === "invalid") done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
           else parseInPlace(request, r.text, done);
         })

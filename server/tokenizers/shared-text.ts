@@ -4,8 +4,10 @@ import type { Piece } from "./qwen3-text.ts";
  * How a prompt's new segments cross to the encode thread: their text as UTF-8 in SharedArrayBuffers,
  * written by the event loop a slice at a time, so a huge message is never copied (structured clone) in
  * one go, and never into one huge buffer either (allocating, zeroing, 12 MB for a 4 MB message held the
- * loop for milliseconds): the text fills chunks of a few hundred KB, each allocated when the last is full.
- * The ids come back in shared memory too.
+ * loop for milliseconds): the text fills chunks of about a slice's UTF-8, each allocated when the last is
+ * full and as large as the slice needs (a chunk's pages are all zeroed, so written for the first time, at
+ * 3 ms per MB on these machines: a chunk of three bytes per character, ASCII's worst case thrice over,
+ * cost a 4 MB message 10 ms more). The ids come back in shared memory too.
  */
 export interface PackedSegments {
   /** The text's UTF-8, chunk after chunk. */
@@ -16,8 +18,8 @@ export interface PackedSegments {
 
 /** Characters written per slice (about a tenth of a millisecond). */
 const SLICE_CHARS = 1 << 17;
-/** Bytes per chunk: a slice's worst case (3 bytes per UTF-16 unit). */
-const CHUNK_BYTES = 3 * SLICE_CHARS;
+/** Bytes per chunk at least (short pieces share it), unless the text is shorter. */
+const CHUNK_BYTES = SLICE_CHARS;
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
@@ -29,11 +31,12 @@ export async function packSegments(segments: readonly (readonly Piece[])[], mayb
   const chunks: SharedArrayBuffer[] = [];
   let bytes: Uint8Array = new Uint8Array(0);
   let at = 0;
-  /** Room for `units` UTF-16 units: a new chunk when the current one could not hold them. */
-  const room = (units: number): void => {
-    if (bytes.length - at >= units * 3) return;
-    // the first chunk is as small as the whole text allows; pages past what is written are never touched
-    const size = Math.max(1, Math.min(Math.max(CHUNK_BYTES, units * 3), chars * 3));
+  /** Room for `text`'s UTF-8: a new chunk when the current one could not hold it. */
+  const room = (text: string): void => {
+    const need = Buffer.byteLength(text, "utf8");
+    if (bytes.length - at >= need) return;
+    // the last chunk is as small as the text left allows
+    const size = Math.max(1, need, Math.min(CHUNK_BYTES, chars * 3));
     chunks.push(new SharedArrayBuffer(size));
     bytes = new Uint8Array(chunks[chunks.length - 1]!);
     at = 0;
@@ -54,9 +57,10 @@ export async function packSegments(segments: readonly (readonly Piece[])[], mayb
         let end = Math.min(i + SLICE_CHARS, p.length);
         // a surrogate pair is never cut in two (each half alone would encode as U+FFFD)
         if (end < p.length && isHighSurrogate(p.charCodeAt(end - 1))) end--;
-        room(end - i);
+        const slice = end - i === p.length ? p : p.slice(i, end);
+        room(slice);
         const start = at;
-        at += encoder.encodeInto(end - i === p.length ? p : p.slice(i, end), bytes.subarray(at)).written;
+        at += encoder.encodeInto(slice, bytes.subarray(at)).written;
         run.push(chunks.length - 1, start, at);
         chars -= end - i;
         i = end;

@@ -29,6 +29,22 @@ describe("large JSON bodies, parsed on the JSON body thread", () => {
     expect(app.agentjet.store.tracker.callsOf("e1").at(-1)!.messages).toEqual(messages);
   });
 
+  it("gives back long strings exactly, Latin-1 or not, wherever they are in the body (they cross in shared memory)", async () => {
+    const a = Fastify({ bodyLimit: 8 << 20 });
+    registerJsonBody(a);
+    a.post("/echo", async (request) => ({ json: JSON.stringify(request.body) }));
+    try {
+      const latin1 = `ÿ${"a".repeat(300_000)}\u0000\n"`;
+      const wide = `${"数学 ✓ 🙂 ".repeat(20_000)}\ud800 lone`;
+      const body = { model: "main", messages: [{ role: "user", content: latin1 }], nested: { deep: [[{ wide }], "short"], again: latin1 }, last: wide };
+      const res = await a.inject({ method: "POST", url: "/echo", headers: { "content-type": "application/json" }, payload: JSON.stringify(body) });
+      expect(res.statusCode).toBe(200);
+      expect((res.json() as { json: string }).json).toBe(JSON.stringify(body));
+    } finally {
+      await a.close();
+    }
+  });
+
   it("answers invalid and poisoned large bodies like the default parser, and small ones the same", async () => {
     for (const tail of ["", '{"__proto__": {"x": 1}}', '{"constructor": {"prototype": {"x": 1}}}']) {
       const broken = tail === "" ? `{"model": "main", "messages": [{"role": "user", "content": "${big}"}` : `{"model": "main", "pad": "${big}", "meta": ${tail}}`;

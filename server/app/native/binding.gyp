@@ -1,0 +1,8 @@
+{
+  "targets": [
+    {
+      "target_name": "external_string",
+      "sources": ["external-string.c"]
+    }
+  ]
+}
