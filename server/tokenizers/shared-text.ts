@@ -23,7 +23,7 @@ const CHUNK_BYTES = SLICE_CHARS;
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
-/** Packs segments' pieces; `maybeYield` lets the event loop run between slices. */
+/** Packs segments' pieces; `maybeYield` (which lets the event loop run once it is due) is called between slices and after each segment. */
 export async function packSegments(segments: readonly (readonly Piece[])[], maybeYield: () => Promise<void>): Promise<PackedSegments> {
   let chars = 0;
   for (const seg of segments) for (const p of seg) if (typeof p === "string") chars += p.length;
@@ -69,6 +69,8 @@ export async function packSegments(segments: readonly (readonly Piece[])[], mayb
     }
     if (run !== null) items.push(run);
     out.push(items);
+    // many short segments add up too (2,000 messages held the loop 8 ms without a turn)
+    await maybeYield();
   }
   return { chunks, segments: out };
 }
