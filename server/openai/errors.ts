@@ -46,8 +46,9 @@ function clientCode(code: string | undefined, status: number): string {
 
 /**
  * Any error as the one we answer: a client error keeps its status and message; a coded error registered
- * with a 5xx status (`AJ_ERR_NO_REPLICA`: 503) keeps its status and code, with the code's public meaning
- * for words (its own message can name internal addresses); anything else is a 500 that hides its cause.
+ * with a 5xx status (`AJ_ERR_NO_REPLICA`: 503, `AJ_ERR_RECORDING_FAILED`: 500) keeps its status and code,
+ * with the code's public meaning for words (its own message can name internal paths and addresses);
+ * anything else is a 500 `AJ_ERR_INTERNAL` that hides its cause.
  */
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
@@ -56,6 +57,6 @@ export function toHttpError(err: unknown): HttpError {
   const status = coded?.httpStatus ?? (typeof e.statusCode === "number" ? e.statusCode : 500);
   const code = typeof e.code === "string" ? e.code : undefined;
   if (status >= 400 && status < 500) return new HttpError(status, clientCode(code, status), String(e.message ?? "bad request"), { cause: err });
-  if (coded && status > 500 && status < 600) return new HttpError(status, coded.code, ERROR_CODES.get(coded.code)?.meaning ?? "server error", { cause: err });
+  if (coded && status >= 500 && status < 600) return new HttpError(status, coded.code, ERROR_CODES.get(coded.code)?.meaning ?? "server error", { cause: err });
   return new HttpError(500, "AJ_ERR_INTERNAL", "internal server error", { cause: err });
 }

@@ -87,6 +87,33 @@ describe("episode routes", () => {
     }
   });
 
+  it("on a run.db file that refuses the episode's calls, the end answers 500 with the failure's code, not a bare AJ_ERR_INTERNAL", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aj-end-fails-"));
+    const app = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"]) }, { dbPath: join(dir, "run.db") });
+    try {
+      const post = (url: string, payload: unknown = {}) => app.inject({ method: "POST", url, headers: CLIENT_AUTH, payload: payload as Record<string, unknown> });
+      expect((await post("/v1/episodes", REGISTER)).statusCode).toBe(201);
+      const { keys } = (await post("/v1/episodes/claim", { episodeId: "e1" })).json();
+      // a disk that fills up, as another process sees it: every insert into calls fails from now on
+      const other = new Database(join(dir, "run.db"));
+      other.exec("CREATE TRIGGER full BEFORE INSERT ON calls BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
+      other.close();
+      expect((await postChat(app, keys.solver, { messages: [{ role: "user", content: "hi" }] })).statusCode).toBe(200);
+      const end = await post("/v1/episodes/e1/end", { rewards: { solver: 1 } });
+      expect(end.statusCode).toBe(500);
+      // the episode's row and its calls commit together: either failure may answer first
+      expect(["AJ_ERR_RECORDING_FAILED", "AJ_ERR_EPISODE_STORAGE"]).toContain(end.json().error.code);
+      expect(end.json().error.type).toBe("server_error");
+      // the run.db path is not in the answer (the code's public meaning is)
+      expect(end.body).not.toContain(dir);
+      const again = await post("/v1/episodes/e1/end", { rewards: { solver: 1 } });
+      expect({ status: again.statusCode, code: again.json().error.code, state: again.json().error.state }).toEqual({ status: 409, code: "AJ_ERR_EPISODE_STATE", state: "ended" });
+    } finally {
+      await app.close().catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   // Regression (issue 18, item 3): the end route checked only the rewards' shape.
   it("end refuses out-of-range or missing rewards with 422 and aborts the episode as protocol", async () => {
     const { post, get } = await setup();
