@@ -1,12 +1,13 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { HttpError } from "../openai/errors.ts";
+import { HttpError, missingApiKey } from "../openai/errors.ts";
 import { RouteAuthMissingError } from "./errors.ts";
 
 /**
  * What a route needs, declared in its options (`config: { auth }`):
  * - `public`: nothing (`GET /v1/models`);
- * - `episode-key`: the route checks its own episode key (the OpenAI routes);
+ * - `episode-key`: the route checks its own episode key (the OpenAI routes); a request with no
+ *   Authorization header at all is refused here, before its body is read (401 `AJ_ERR_INVALID_API_KEY`);
  * - `client`: a client token or the admin token (begin, claim, end, abort episodes; `/swarm`);
  * - `admin`: the admin token (configure, start and stop the engine; read recorded data).
  */
@@ -134,7 +135,13 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): readonly R
     }
     const auth = request.routeOptions.config.auth;
     // No auth: the not-found handler (routes without one are refused at start-up).
-    if (auth === undefined || auth === "public" || auth === "episode-key") return;
+    if (auth === undefined || auth === "public") return;
+    // The route checks its key itself, once its body is read; no key at all is refused before that (a
+    // huge body without one got 413, not 401)
+    if (auth === "episode-key") {
+      if (!request.headers.authorization) throw missingApiKey();
+      return;
+    }
 
     const origin = request.headers.origin;
     if (origin !== undefined && !sameOrigin(origin, request.headers.host)) {

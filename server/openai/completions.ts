@@ -3,7 +3,7 @@ import type { Authorization } from "../episodes/outcomes.ts";
 import { completeWithFrozen } from "./complete-frozen.ts";
 import { completeWithPolicy } from "./complete-policy.ts";
 import type { Completion, CompletionSink } from "./completion.ts";
-import { conflict, HttpError, toHttpError, unauthorized } from "./errors.ts";
+import { conflict, HttpError, missingApiKey, toHttpError, unauthorized } from "./errors.ts";
 import { checkToolChoice, type GenerationRequest } from "./generation-request.ts";
 import { parseBody } from "./parse-body.ts";
 import { createChatStream, toResponseJson } from "./render-completion.ts";
@@ -44,7 +44,7 @@ export interface Completions {
 
 /** The Authorization header's key (`Bearer <key>`); a missing or malformed header is a 401. */
 function bearerKey(header: string | undefined): string {
-  if (!header) throw unauthorized("missing API key (Authorization: Bearer sk-aj-...)");
+  if (!header) throw missingApiKey();
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw unauthorized("malformed Authorization header; expected 'Bearer <key>'");
   return m[1]!;

@@ -34,6 +34,8 @@ export function toErrorBody(err: HttpError): OpenAIErrorBody {
 }
 
 export const unauthorized = (message: string): HttpError => new HttpError(401, "AJ_ERR_INVALID_API_KEY", message);
+/** A request to an episode-key route with no Authorization header: refused before its body is read (`installAuth`), as its handler would refuse it. */
+export const missingApiKey = (): HttpError => unauthorized("missing API key (Authorization: Bearer sk-aj-...)");
 export const conflict = (message: string): HttpError => new HttpError(409, "AJ_ERR_EPISODE_CLOSED", message);
 
 /** Our code for a client error raised by fastify itself (body parsing, routing limits): never fastify's `FST_ERR_*`. */

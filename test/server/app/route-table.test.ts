@@ -50,6 +50,22 @@ describe("the route table", () => {
     expect(app.agentjet.store.list().length).toBe(registered);
   });
 
+  it("the episode-key routes refuse a request with no key before reading its body: a huge one is 401, not 413", async () => {
+    // past the body limit (4 MB by default)
+    const huge = JSON.stringify({ model: "main", messages: [{ role: "user", content: "x".repeat(5 << 20) }] });
+    const keyed = app.agentjet.routes.filter((r) => r.auth === "episode-key");
+    expect(keyed.length).toBeGreaterThanOrEqual(4);
+    for (const r of keyed) {
+      const method = r.method as "GET" | "HEAD" | "POST";
+      const res = await app.inject({ method, url: fill(r.url), headers: { "content-type": "application/json" }, ...(method === "POST" ? { payload: huge } : {}) });
+      // a HEAD answer has no body
+      const code = method === "HEAD" ? "AJ_ERR_INVALID_API_KEY" : res.json().error.code;
+      expect({ route: `${r.method} ${r.url}`, status: res.statusCode, code }).toEqual({ route: `${r.method} ${r.url}`, status: 401, code: "AJ_ERR_INVALID_API_KEY" });
+    }
+    const withKey = await app.inject({ method: "POST", url: "/v1/chat/completions", headers: { "content-type": "application/json", authorization: "Bearer sk-aj-x" }, payload: huge });
+    expect(withKey.statusCode).toBe(413);
+  });
+
   it("refuses at start-up a route that declares no auth", async () => {
     const other = await buildTestServer({ main: scriptedEngine(["ok<|im_end|>"]) });
     try {
