@@ -35,9 +35,18 @@ async function startedPool(): Promise<Piscina | null> {
   }
 }
 
-/** Parses a body on the JSON body thread: its chunks move there, uncopied, where each is memory of its own (the socket's chunks are), else copied. */
+/**
+ * Parses a body on the JSON body thread: its chunks move there, uncopied, where each is memory of its own
+ * (the socket's chunks are), else copied (a view into shared or pooled memory, or the same memory twice).
+ */
 async function parseOnThread(p: Piscina, chunks: readonly Buffer[]): Promise<JsonBodyResult> {
-  const body = chunks.map((c) => (c.byteOffset === 0 && c.byteLength === c.buffer.byteLength && c.buffer instanceof ArrayBuffer ? new Uint8Array(c.buffer) : new Uint8Array(c)));
+  const moved = new Set<ArrayBufferLike>();
+  const body = chunks.map((c) => {
+    const own = c.byteOffset === 0 && c.byteLength === c.buffer.byteLength && c.buffer instanceof ArrayBuffer && !moved.has(c.buffer);
+    if (!own) return new Uint8Array(c);
+    moved.add(c.buffer);
+    return new Uint8Array(c.buffer);
+  });
   const task: JsonBodyTask = { body, longStrings: externalString !== null };
   return (await p.run(task, { transferList: body.map((b) => b.buffer as ArrayBuffer) })) as JsonBodyResult;
 }
