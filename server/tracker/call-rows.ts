@@ -69,6 +69,30 @@ export function leftOut(call: Pick<RowCall, "messages" | "tools" | "segments">, 
   return { messages, segments, tools: call.tools !== null && call.tools === previous.tools };
 }
 
+type Sent = Pick<RowCall, "messages" | "tools" | "segments">;
+
+/**
+ * Each agent's last call written, by episode, for both writers (the event loop's packing for the writer
+ * thread, the in-memory writer): `next(call)` is what the call's row leaves out, and the call becomes its
+ * agent's last. An agent's first call leaves nothing out.
+ */
+export class LastCalls {
+  private readonly byEpisode = new Map<string, Map<string, Sent>>();
+
+  next(call: Sent & Pick<RowCall, "episodeId" | "agentId">): LeftOut {
+    let byAgent = this.byEpisode.get(call.episodeId);
+    if (byAgent === undefined) this.byEpisode.set(call.episodeId, (byAgent = new Map()));
+    const previous = byAgent.get(call.agentId);
+    byAgent.set(call.agentId, call);
+    return previous === undefined ? NOTHING_LEFT_OUT : leftOut(call, previous);
+  }
+
+  /** The episode will write no more calls. */
+  forget(episodeId: string): void {
+    this.byEpisode.delete(episodeId);
+  }
+}
+
 /** A number array's JSON, as JSON.stringify writes it (a non-finite number is `null`). */
 export function numbersJson(a: ArrayLike<number>): string {
   if (Array.isArray(a)) return JSON.stringify(a);

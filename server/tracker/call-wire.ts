@@ -1,6 +1,6 @@
 import type { TrackedCall } from "./call-record.ts";
 import { promptLength } from "../tokenizers/prompt-ids.ts";
-import { INSERT_CALL, leftOut, numbersJson, segmentJson } from "./call-rows.ts";
+import { INSERT_CALL, LastCalls, numbersJson, segmentJson } from "./call-rows.ts";
 
 /**
  * Calls as they cross to the writer thread, and back into rows there. A structured clone of the calls as
@@ -136,13 +136,6 @@ const SLICE = 1 << 16;
 
 type Segment = TrackedCall["segments"][number];
 
-/** What the event loop keeps of an agent's last call sent: its messages, tools and segments (a repeat is the same object; a segment, the same ids). */
-interface SentAgent {
-  messages: unknown[];
-  tools: unknown[] | null;
-  segments: readonly Segment[];
-}
-
 /** A kept segment, by its ids: the id the writer thread keeps it under, and what else it must match. */
 interface KeptSegment {
   id: number;
@@ -152,25 +145,16 @@ interface KeptSegment {
 
 /** What the event loop remembers of what it sent, to send each repeat once (the writer thread keeps the matching JSON). */
 export class WireMemory {
-  /** Each agent's last messages and tools sent, by episode. */
-  private readonly agents = new Map<string, Map<string, SentAgent>>();
+  /** Each agent's last call sent, by episode: what a call repeats of it is left out of its row, and does not cross. */
+  readonly lastCalls = new LastCalls();
   /** Kept segments by their ids array (a segment object of its own per prompt still shares its message's ids). */
   private readonly segments = new WeakMap<object, KeptSegment>();
   private nextSegment = 0;
   private readonly names = new Map<unknown, number>();
   private nameChars = 0;
 
-  /** The agent's last call sent (a new entry, nothing sent, for its first): the caller updates it. */
-  agent(episodeId: string, agentId: string): SentAgent {
-    let byAgent = this.agents.get(episodeId);
-    if (byAgent === undefined) this.agents.set(episodeId, (byAgent = new Map()));
-    let last = byAgent.get(agentId);
-    if (last === undefined) byAgent.set(agentId, (last = { messages: [], tools: null, segments: [] }));
-    return last;
-  }
-
   forget(episodeId: string): void {
-    this.agents.delete(episodeId);
+    this.lastCalls.forget(episodeId);
   }
 
   /** The id of a segment sent before that the writer thread still keeps (the same ids, role and text), else undefined. */
@@ -281,16 +265,12 @@ class BatchWriter {
    * and its tools follow (`message`, `tool`), then its segments past those, then `end`.
    */
   begin(c: TrackedCall): number {
-    const last = this.memory.agent(c.episodeId, c.agentId);
-    const left = leftOut(c, last);
+    const left = this.memory.lastCalls.next(c);
     const repeated = left.messages;
     const segmentsFrom = left.segments;
     const tools = c.tools === null ? ToolsKind.None : left.tools ? ToolsKind.Repeat : ToolsKind.Sent;
     this.sendsTools = tools === ToolsKind.Sent;
     this.segmentsFrom = segmentsFrom;
-    last.messages = c.messages;
-    last.tools = c.tools;
-    last.segments = c.segments;
     this.text += c.callId;
     this.text += c.outputText;
     const v = this.numbers;

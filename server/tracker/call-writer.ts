@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { type EpisodeRow, UPSERT_EPISODE } from "../db/episode-row.ts";
 import type { RunDb } from "../db/run-db.ts";
-import { INSERT_CALL, leftOut, NOTHING_LEFT_OUT, toCallRow } from "./call-rows.ts";
+import { INSERT_CALL, LastCalls, toCallRow } from "./call-rows.ts";
 import { isLargeCall, type PackedBatch, packCalls, packCallsSliced, WireMemory } from "./call-wire.ts";
 import type { TrackedCall } from "./call-record.ts";
 import { bundleWorkerSync } from "../worker-bundle.ts";
@@ -70,26 +70,19 @@ function writerThread(): Worker {
 function inThreadWriter(db: RunDb): CallWriter {
   const insert = db.prepare(INSERT_CALL);
   const upsert = db.prepare<[EpisodeRow]>(UPSERT_EPISODE);
-  /** Each agent's last call written, by episode: a row leaves out what repeats it. */
-  const last = new Map<string, Map<string, TrackedCall>>();
+  const lastCalls = new LastCalls();
   const writeAll = db.transaction((calls: readonly TrackedCall[], episodes: readonly EpisodeRow[]) => {
-    for (const call of calls) {
-      let byAgent = last.get(call.episodeId);
-      if (byAgent === undefined) last.set(call.episodeId, (byAgent = new Map()));
-      const previous = byAgent.get(call.agentId);
-      insert.run(toCallRow(call, previous === undefined ? NOTHING_LEFT_OUT : leftOut(call, previous)));
-      byAgent.set(call.agentId, call);
-    }
+    for (const call of calls) insert.run(toCallRow(call, lastCalls.next(call)));
     for (const row of episodes) upsert.run(row);
   });
   return {
     deferred: false,
     write(calls, forget = [], episodes = []) {
       if (db.open) writeAll(calls, episodes);
-      for (const episodeId of forget) last.delete(episodeId);
+      for (const episodeId of forget) lastCalls.forget(episodeId);
     },
     forget(episodeId) {
-      last.delete(episodeId);
+      lastCalls.forget(episodeId);
     },
     sync() {},
     committed: () => Promise.resolve(),

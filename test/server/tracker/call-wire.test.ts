@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { leftOut, NOTHING_LEFT_OUT, toCallRow } from "../../../server/tracker/call-rows.ts";
+import { LastCalls, toCallRow } from "../../../server/tracker/call-rows.ts";
 import { type PackedBatch, packCalls, packCallsSliced, RowMaker, type WireBatch, WireMemory } from "../../../server/tracker/call-wire.ts";
 import type { TrackedCall } from "../../../server/tracker/tracker.ts";
 import { trackedCall } from "../helpers/tracked-call.ts";
@@ -17,16 +17,10 @@ function wire() {
     return { batch, rows: maker.rows(batch) };
   };
   /** Each agent's last call, for the in-memory writer's rows. */
-  const previous = new Map<string, TrackedCall>();
+  const lastCalls = new LastCalls();
   return {
     /** The rows the in-memory writer writes for these calls, after those before them. */
-    rowsOf: (calls: TrackedCall[]) =>
-      calls.map((c) => {
-        const key = `${c.episodeId}\u0000${c.agentId}`;
-        const last = previous.get(key);
-        previous.set(key, c);
-        return toCallRow(c, last === undefined ? NOTHING_LEFT_OUT : leftOut(c, last));
-      }),
+    rowsOf: (calls: TrackedCall[]) => calls.map((c) => toCallRow(c, lastCalls.next(c))),
     send: (calls: TrackedCall[], forget: string[] = []) => cross(packCalls(calls, memory, forget)),
     sendSliced: (calls: TrackedCall[]) => {
       const job = packCallsSliced(calls, memory);
