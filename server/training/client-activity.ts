@@ -11,8 +11,12 @@ export class ClientActivity {
   readonly #rewardedSinceSync = new Set<string>();
   readonly #agreed = new Set<string>();
   readonly #lastSeen = new Map<string, number>();
-  /** Clients whose connection closed and that have not been heard from since. */
-  readonly #gone = new Set<string>();
+  /**
+   * Clients whose connection closed and that have not been heard from since, with when it closed, oldest
+   * first: kept `idleS` (an end in flight at the close arrives well within it), so that clients that come
+   * and go under new ids do not pile up here over a long run.
+   */
+  readonly #gone = new Map<string, number>();
 
   constructor(idleS: number) {
     this.#idleMs = idleS * 1000;
@@ -37,11 +41,16 @@ export class ClientActivity {
   }
 
   /** The client is gone (its connection closed): it no longer counts for `all-clients`. */
-  forget(clientId: string): void {
+  forget(clientId: string, now: number): void {
     this.#lastSeen.delete(clientId);
     this.#rewardedSinceSync.delete(clientId);
     this.#agreed.delete(clientId);
-    this.#gone.add(clientId);
+    for (const [id, at] of this.#gone) {
+      if (now - at <= this.#idleMs) break;
+      this.#gone.delete(id);
+    }
+    this.#gone.delete(clientId);
+    this.#gone.set(clientId, now);
   }
 
   active(now: number): string[] {

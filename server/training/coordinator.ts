@@ -248,7 +248,7 @@ export class TrainingCoordinator {
 
   /** The client's connection closed: it stops counting for `all-clients` at once (not after `clientIdleS`). */
   forgetClient(clientId: string): void {
-    this.#activity.forget(clientId);
+    this.#activity.forget(clientId, this.#now());
     this.tick();
   }
 

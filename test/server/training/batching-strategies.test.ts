@@ -88,7 +88,7 @@ describe("batching strategies", () => {
     act.recordEpisodeEnd("doomed", true, now);
     act.recordAgreeSync("c1", now);
     expect(episodesOf(selectBatch(pool, opts("all-clients"), view(now)))).toBe("1/2 active clients agreed");
-    act.forget("doomed");
+    act.forget("doomed", now + 1);
     // its last end, on another of its connections, handled after its socket's close
     act.recordEpisodeEnd("doomed", true, now + 5);
     expect(episodesOf(selectBatch(pool, opts("all-clients"), view(now + 5)))).toEqual(["e1", "e2"]);
@@ -96,5 +96,15 @@ describe("batching strategies", () => {
     act.touch("doomed", now + 10);
     act.recordEpisodeEnd("doomed", true, now + 11);
     expect(episodesOf(selectBatch(pool, opts("all-clients"), view(now + 11)))).toBe("1/2 active clients agreed");
+  });
+
+  it("a closed client is kept out for clientIdleS after its close, not for ever: clients that come and go do not pile up", () => {
+    const { now, act, view } = activity();
+    act.forget("gone-1", now);
+    // a later close, past clientIdleS (600 s) after the first, lets the first go
+    act.forget("gone-2", now + 600_001);
+    act.recordEpisodeEnd("gone-1", true, now + 600_002);
+    act.recordEpisodeEnd("gone-2", true, now + 600_002);
+    expect(view(now + 600_002).active).toEqual(["gone-1"]);
   });
 });
