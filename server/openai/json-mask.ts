@@ -4,9 +4,9 @@ import { HttpError } from "./errors.ts";
 
 /**
  * Structured output for in-process engines: a JSON schema compiled to a small grammar, matched
- * character by character by a nondeterministic stack machine, and turned into a per-token mask. The
- * mask also keeps the output short enough to finish: a token is allowed only if the shortest completion
- * after it still fits the tokens left. Output is compact JSON (no whitespace); object keys come in the
+ * character by character by a nondeterministic stack machine (a tool call's markers: as whole tokens),
+ * and turned into a per-token mask. The mask also keeps the output short enough to finish: a token is
+ * allowed only if the shortest completion after it still fits the tokens left. Output is compact JSON (no whitespace); object keys come in the
  * schema's order.
  */
 export type Grammar =
@@ -95,6 +95,8 @@ export function toJsonGrammar(schema: unknown, param: string): Grammar {
 type Frame =
   | { t: "value"; g: Grammar }
   | { t: "lit"; text: string; pos: number }
+  /** A tokenizer's own piece for `text` (the tool-call markers), read whole at a piece's start: never spelt in smaller pieces. */
+  | { t: "mark"; text: string }
   | { t: "str"; n: number; min: number; max: number }
   | { t: "num"; integer: boolean; phase: "sign" | "zero" | "int" | "dot" | "frac" }
   | { t: "obj"; g: Extract<Grammar, { k: "object" }>; next: number; first: boolean }
@@ -146,6 +148,8 @@ function frameCost(f: Frame, lit: LitCost): number {
       return minLen(f.g);
     case "lit":
       return lit(f.text, f.pos);
+    case "mark":
+      return 1;
     case "str":
       return 1 + Math.max(0, f.min - f.n);
     case "num":
@@ -235,6 +239,9 @@ function step(s: State, c: string, o: MatchOptions, out: State[]): void {
     case "lit":
       if (c === f.text[f.pos]) out.push(f.pos + 1 === f.text.length ? up : push(up, { ...f, pos: f.pos + 1 }));
       return;
+    case "mark":
+      // a marker is read whole, at a piece's start (`feed`), never a character at a time
+      return;
     case "str":
       if (c === '"') {
         if (f.n >= f.min) out.push(up);
@@ -299,7 +306,8 @@ function stepObjectKey(f: Extract<Frame, { t: "obj" }>, up: State, beforeQuote: 
   }
 }
 
-function feed(states: readonly State[], text: string, o: MatchOptions): State[] {
+/** The states after reading `text` a character at a time. */
+function feedChars(states: readonly State[], text: string, o: MatchOptions): State[] {
   let cur = states;
   for (const c of text) {
     const next: State[] = [];
@@ -310,7 +318,28 @@ function feed(states: readonly State[], text: string, o: MatchOptions): State[] 
   return cur as State[];
 }
 
+/** The states after reading piece `text`: a state waiting for a marker takes it only as the piece's start. */
+function feed(states: readonly State[], text: string, o: MatchOptions): State[] {
+  const plain = states.filter((s) => s === null || s.f.t !== "mark");
+  const out = plain.length === 0 ? [] : feedChars(plain, text, o);
+  for (const s of states) {
+    if (s !== null && s.f.t === "mark" && text.startsWith(s.f.text)) out.push(...feedChars([s.up], text.slice(s.f.text.length), o));
+  }
+  return out.length > 64 ? out.slice(0, 64) : out;
+}
+
 const pieceCache = new WeakMap<Tokenizer, string[]>();
+const pieceSetCache = new WeakMap<Tokenizer, ReadonlySet<string>>();
+
+/** The tokenizer's pieces as a set (whether it has a piece of its own for a text). */
+function pieceSetOf(tokenizer: Tokenizer): ReadonlySet<string> {
+  let set = pieceSetCache.get(tokenizer);
+  if (!set) {
+    set = new Set(piecesOf(tokenizer));
+    pieceSetCache.set(tokenizer, set);
+  }
+  return set;
+}
 
 function piecesOf(tokenizer: Tokenizer): string[] {
   let pieces = pieceCache.get(tokenizer);
@@ -415,10 +444,14 @@ export function createToolCallMask(
   tokenizer: Tokenizer,
   tools: ReadonlyArray<{ name: string; grammar: Grammar }>,
 ): TokenMask & { minTokens: number } {
+  // The markers are the tokenizer's own pieces where it has them (Qwen3's and the embedded one's), as the
+  // chat template renders them: a call spelt `<`, `tool`, `_call`, `>` would train a policy to spell it so.
+  const pieces = pieceSetOf(tokenizer);
+  const marker = (text: string): Frame => (pieces.has(text) ? { t: "mark", text } : { t: "lit", text, pos: 0 });
   const initial = tools.map((t) => {
-    const close = push(null, { t: "lit", text: "}</tool_call>", pos: 0 });
+    const close = push(push(null, marker("</tool_call>")), { t: "lit", text: "}", pos: 0 });
     const args = push(close, { t: "value", g: t.grammar });
-    return push(args, { t: "lit", text: `<tool_call>{"name":${JSON.stringify(t.name)},"arguments":`, pos: 0 });
+    return push(push(args, { t: "lit", text: `{"name":${JSON.stringify(t.name)},"arguments":`, pos: 0 }), marker("<tool_call>"));
   });
   // "<" would let a string argument close the block early.
   return createMask(tokenizer, initial, { banned: "<" });
