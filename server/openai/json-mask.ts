@@ -6,8 +6,8 @@ import { HttpError } from "./errors.ts";
  * Structured output for in-process engines: a JSON schema compiled to a small grammar, matched
  * character by character by a nondeterministic stack machine (a tool call's markers: as whole tokens),
  * and turned into a per-token mask. The mask also keeps the output short enough to finish: a token is
- * allowed only if the shortest completion after it still fits the tokens left. Output is compact JSON (no whitespace); object keys come in the
- * schema's order.
+ * allowed only if the shortest completion after it still fits the tokens left. Output is compact JSON
+ * (no whitespace); object keys come in the schema's order.
  */
 export type Grammar =
   | { k: "object"; props: Array<{ key: string; g: Grammar; required: boolean }> }
