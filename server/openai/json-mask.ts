@@ -1,6 +1,7 @@
 import type { TokenMask } from "../engines/engine.ts";
 import type { Tokenizer } from "../tokenizers/tokenizer.ts";
 import { HttpError } from "./errors.ts";
+import { completionOf, splitUtf8, startsWithBytes, utf8Length } from "./utf8-prefix.ts";
 
 /**
  * Structured output for in-process engines: a JSON schema compiled to a small grammar, matched
@@ -207,7 +208,7 @@ function startValue(g: Grammar, up: State, c: string, o: MatchOptions, out: Stat
       else if (isDigit(c)) out.push(push(up, { t: "num", integer: g.integer, phase: "int" }));
       return;
     case "literal":
-      if (c === g.text[0]) out.push(g.text.length === 1 ? up : push(up, { t: "lit", text: g.text, pos: 1 }));
+      if (g.text.startsWith(c)) out.push(g.text.length === c.length ? up : push(up, { t: "lit", text: g.text, pos: c.length }));
       return;
     case "any":
       for (const alt of ANY) startValue(alt, up, c, o, out);
@@ -237,7 +238,8 @@ function step(s: State, c: string, o: MatchOptions, out: State[]): void {
       startValue(f.g, up, c, o, out);
       return;
     case "lit":
-      if (c === f.text[f.pos]) out.push(f.pos + 1 === f.text.length ? up : push(up, { ...f, pos: f.pos + 1 }));
+      // `c` is a code point (two UTF-16 units past U+FFFF); `pos` counts units
+      if (f.text.startsWith(c, f.pos)) out.push(f.pos + c.length === f.text.length ? up : push(up, { ...f, pos: f.pos + c.length }));
       return;
     case "mark":
       // a marker is read whole, at a piece's start (`feed`), never a character at a time
@@ -392,9 +394,11 @@ function litCosts(tokenizer: Tokenizer, pieces: readonly string[], stops: Readon
     if (!best) {
       best = new Int32Array(text.length + 1);
       for (let i = text.length - 1; i >= 0; i--) {
-        // a character no piece spells alone costs one, as counted before
-        let b = best[i + 1]! + 1;
-        for (let len = 2; len <= Math.min(longest, text.length - i); len++) if (usable.has(text.slice(i, i + len))) b = Math.min(b, 1 + best[i + len]!);
+        const w = text.codePointAt(i)! > 0xffff ? 2 : 1;
+        const c = text.slice(i, i + w);
+        // a character no piece spells alone takes a token per byte (the tokenizer's byte tokens)
+        let b = (best[i + w] ?? 0) + (usable.has(c) ? 1 : utf8Length(c));
+        for (let len = w + 1; len <= Math.min(longest, text.length - i); len++) if (usable.has(text.slice(i, i + len))) b = Math.min(b, 1 + best[i + len]!);
         best[i] = b;
       }
       memo.set(text, best);
@@ -403,30 +407,95 @@ function litCosts(tokenizer: Tokenizer, pieces: readonly string[], stops: Readon
   };
 }
 
+/** The tokenizer's pieces that hold part of a character (they decode alone to U+FFFD), with their bytes; none without `tokenBytes`. */
+const bytePieceCache = new WeakMap<Tokenizer, ReadonlyArray<{ id: number; bytes: number[] }>>();
+
+function bytePiecesOf(tokenizer: Tokenizer, pieces: readonly string[], stops: ReadonlySet<number>): ReadonlyArray<{ id: number; bytes: number[] }> {
+  let cached = bytePieceCache.get(tokenizer);
+  if (!cached) {
+    const out: Array<{ id: number; bytes: number[] }> = [];
+    if (tokenizer.tokenBytes) {
+      for (let id = 0; id < pieces.length; id++) {
+        if (pieces[id]!.includes("\uFFFD") && !stops.has(id)) out.push({ id, bytes: tokenizer.tokenBytes(id) });
+      }
+    }
+    cached = out;
+    bytePieceCache.set(tokenizer, cached);
+  }
+  return cached;
+}
+
 function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions): TokenMask & { minTokens: number } {
   const pieces = piecesOf(tokenizer);
   const stops = new Set(tokenizer.stopIds);
   const lit = litCosts(tokenizer, pieces, stops);
+  const minCost = (s: readonly State[]) => Math.min(...s.map((a) => cost(a, lit)));
+  // With the tokenizer's bytes, a character no piece spells whole is spelt with pieces that hold part of
+  // one (the embedded tokenizer's byte tokens, Qwen3's split characters): `pending` holds the bytes of a
+  // character begun and not yet complete; output stays valid UTF-8. Without them, such pieces are masked out.
+  const bytePieces = bytePiecesOf(tokenizer, pieces, stops);
+  const bytesById = new Map(bytePieces.map((b) => [b.id, b.bytes] as const));
   let states = initial;
+  let pending: number[] = [];
+  /** The states, and the bytes of a character left begun, after a piece's bytes; null when they are not allowed. */
+  const readBytes = (bytes: readonly number[]): { states: State[]; rest: number[] } | null => {
+    const split = splitUtf8([...pending, ...bytes]);
+    if (split === null) return null;
+    const after = split.text.length === 0 ? [...states] : feed(states, split.text, o);
+    return after.length === 0 ? null : { states: after, rest: split.rest };
+  };
+  /**
+   * The fewest tokens that complete `s` with the bytes `rest` of a character begun: that character finished
+   * (a token per byte left), then the rest. Infinite when no character the states take begins so.
+   */
+  const costWith = (s: readonly State[], rest: readonly number[]): number => {
+    if (rest.length === 0) return minCost(s);
+    const candidates = new Set<string>();
+    // a string takes any character: one that begins with `rest` stands for all
+    const any = completionOf(rest);
+    if (any !== null) candidates.add(any);
+    for (const st of s) {
+      if (st?.f.t !== "lit") continue;
+      const next = String.fromCodePoint(st.f.text.codePointAt(st.f.pos)!);
+      if (startsWithBytes(next, rest)) candidates.add(next);
+    }
+    let best = Infinity;
+    for (const c of candidates) {
+      const after = feedChars(s, c, o);
+      if (after.length > 0) best = Math.min(best, utf8Length(c) - rest.length + minCost(after));
+    }
+    return best;
+  };
   return {
-    minTokens: Math.min(...initial.map((s) => cost(s, lit))) + 1,
+    minTokens: minCost(initial) + 1,
     allowed(out, remaining) {
-      const done = states.some(canEnd);
+      const done = pending.length === 0 && states.some(canEnd);
       for (const id of stops) if (done) out[id] = 1;
       if (remaining <= 1) return;
-      for (let id = 0; id < pieces.length; id++) {
-        const p = pieces[id]!;
-        // a piece with U+FFFD is a byte alone (part of a character): masked out, so output stays valid UTF-8
-        if (!maskable(p, id, stops)) continue;
-        const after = feed(states, p, o);
-        if (after.length === 0) continue;
-        // after this token, `remaining - 1` tokens are left: enough for the shortest completion and the stop
-        if (Math.min(...after.map((a) => cost(a, lit))) + 1 <= remaining - 1) out[id] = 1;
+      // after a token, `remaining - 1` tokens are left: enough for the shortest completion and the stop
+      if (pending.length === 0) {
+        for (let id = 0; id < pieces.length; id++) {
+          const p = pieces[id]!;
+          if (!maskable(p, id, stops)) continue;
+          const after = feed(states, p, o);
+          if (after.length > 0 && minCost(after) + 1 <= remaining - 1) out[id] = 1;
+        }
+      }
+      for (const { id, bytes } of bytePieces) {
+        const r = readBytes(bytes);
+        if (r !== null && costWith(r.states, r.rest) + 1 <= remaining - 1) out[id] = 1;
       }
     },
     accept(id) {
       if (stops.has(id)) return;
-      states = feed(states, pieces[id] ?? "", o);
+      const bytes = bytesById.get(id);
+      if (bytes === undefined && pending.length === 0) {
+        states = feed(states, pieces[id] ?? "", o);
+        return;
+      }
+      const r = readBytes(bytes ?? tokenizer.tokenBytes?.(id) ?? []);
+      states = r?.states ?? [];
+      pending = r?.rest ?? [];
     },
   };
 }

@@ -332,6 +332,17 @@ export function createQwen3Tokenizer(): Tokenizer {
     return (await encodeNew([parts], new Turn(YIELD_AFTER_MS)))[0]!;
   };
 
+  // A byte-level BPE piece is its bytes, each written as one character (the decoder's table maps them
+  // back); an added token (<|im_end|>, <tool_call>) is its text.
+  // (the table's bytes are numbers or their decimal strings, as the package built it)
+  const byteOf = (hf.decoder as unknown as { byte_decoder: Record<string, number | string> }).byte_decoder;
+  const addedText = new Map(hf.added_tokens.map((t) => [t.id, t.content] as const));
+  const tokenBytes = (id: number): number[] => {
+    const added = addedText.get(id);
+    if (added !== undefined) return [...Buffer.from(added, "utf8")];
+    return [...(hf.model.vocab[id] ?? "")].map((c) => Number(byteOf[c] ?? 0));
+  };
+
   cached = {
     name: "qwen3",
     vocabSize: hf.model.vocab.length,
@@ -339,6 +350,7 @@ export function createQwen3Tokenizer(): Tokenizer {
     encode,
     encodeAsync,
     decode,
+    tokenBytes,
     renderChat,
     renderChatAsync,
     parseAssistant: parseToolCalls,

@@ -65,6 +65,26 @@ describe("structured output on the embedded engine (untrained)", () => {
     }
   });
 
+  // The embedded tokenizer spells non-ASCII text in byte tokens: a literal that needs one used to end the
+  // output there (`"caf`, finish "length"), and strings held ASCII only.
+  it("json_schema output that needs non-ASCII characters (spelt in byte tokens) parses and validates", async () => {
+    const ajv = new Ajv();
+    const schemas = [
+      { enum: ["café", "naïve", "🙂 ok"] },
+      { type: "object", properties: { clé: { type: "integer" }, mot: { type: "string", minLength: 2, maxLength: 6 } }, required: ["clé", "mot"], additionalProperties: false },
+    ];
+    for (const [i, schema] of schemas.entries()) {
+      const validate = ajv.compile(schema);
+      for (let seed = 0; seed < 6; seed++) {
+        const res = await chat({ response_format: { type: "json_schema", json_schema: { name: `u${i}`, schema } }, temperature: 1, seed, max_tokens: 80 });
+        const choice = res.json().choices[0];
+        expect([res.statusCode, choice.finish_reason]).toEqual([200, "stop"]);
+        const value = JSON.parse(choice.message.content as string) as unknown;
+        expect(validate(value), `schema ${i} seed ${seed}: ${choice.message.content}`).toBe(true);
+      }
+    }
+  });
+
   it("finishes inside a tight max_tokens, and refuses one too small for the schema", async () => {
     const schema = SCHEMAS[0]!;
     for (let seed = 0; seed < 4; seed++) {
