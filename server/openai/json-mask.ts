@@ -1,6 +1,7 @@
 import type { TokenMask } from "../engines/engine.ts";
 import type { Tokenizer } from "../tokenizers/tokenizer.ts";
 import { HttpError } from "./errors.ts";
+import { type SortedPieces, sortPieces, walkPieces } from "./sorted-pieces.ts";
 import { completionOf, splitUtf8, startsWithBytes, utf8Length } from "./utf8-prefix.ts";
 
 /**
@@ -425,9 +426,28 @@ function bytePiecesOf(tokenizer: Tokenizer, pieces: readonly string[], stops: Re
   return cached;
 }
 
-function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions): TokenMask & { minTokens: number } {
+/** The mask's pieces sorted, per tokenizer (`sorted-pieces.ts`). */
+const sortedCache = new WeakMap<Tokenizer, SortedPieces>();
+
+/**
+ * How a mask tries the pieces at a step: "sorted", walked in sorted order sharing common prefixes (what
+ * the server uses); "each", every piece fed on its own (what the sorted walk must agree with: tests compare them).
+ */
+export type MaskScan = "sorted" | "each";
+
+/** The states after one character, capped as `feedChars` caps them, or null when no state takes it. */
+function stepAll(states: readonly State[], c: string, o: MatchOptions): State[] | null {
+  const next: State[] = [];
+  for (const s of states) step(s, c, o, next);
+  return next.length === 0 ? null : next.length > 64 ? next.slice(0, 64) : next;
+}
+
+function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions, scan: MaskScan): TokenMask & { minTokens: number } {
   const pieces = piecesOf(tokenizer);
   const stops = new Set(tokenizer.stopIds);
+  let sorted = sortedCache.get(tokenizer);
+  if (!sorted) sortedCache.set(tokenizer, (sorted = sortPieces(pieces, (p, id) => maskable(p, id, stops))));
+  const walk = sorted;
   const lit = litCosts(tokenizer, pieces, stops);
   const minCost = (s: readonly State[]) => Math.min(...s.map((a) => cost(a, lit)));
   // With the tokenizer's bytes, a character no piece spells whole is spelt with pieces that hold part of
@@ -473,7 +493,14 @@ function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions): To
       for (const id of stops) if (done) out[id] = 1;
       if (remaining <= 1) return;
       // after a token, `remaining - 1` tokens are left: enough for the shortest completion and the stop
-      if (pending.length === 0) {
+      if (pending.length > 0) {
+        // only pieces of bytes can go on with a character begun (below)
+      } else if (scan === "sorted" && !states.some((s) => s?.f.t === "mark")) {
+        walkPieces(pieces, walk, states, (s, c) => stepAll(s, c, o), (id, after) => {
+          if (minCost(after) + 1 <= remaining - 1) out[id] = 1;
+        });
+      } else {
+        // a marker is read whole at a piece's start (`feed`); it stands first in a tool call and after its arguments
         for (let id = 0; id < pieces.length; id++) {
           const p = pieces[id]!;
           if (!maskable(p, id, stops)) continue;
@@ -501,8 +528,8 @@ function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions): To
 }
 
 /** A mask that lets only JSON of `grammar` through, then an end of turn. */
-export function createJsonMask(tokenizer: Tokenizer, grammar: Grammar): TokenMask & { minTokens: number } {
-  return createMask(tokenizer, [push(null, { t: "value", g: grammar })], { banned: "" });
+export function createJsonMask(tokenizer: Tokenizer, grammar: Grammar, scan: MaskScan = "sorted"): TokenMask & { minTokens: number } {
+  return createMask(tokenizer, [push(null, { t: "value", g: grammar })], { banned: "" }, scan);
 }
 
 /**
@@ -512,6 +539,7 @@ export function createJsonMask(tokenizer: Tokenizer, grammar: Grammar): TokenMas
 export function createToolCallMask(
   tokenizer: Tokenizer,
   tools: ReadonlyArray<{ name: string; grammar: Grammar }>,
+  scan: MaskScan = "sorted",
 ): TokenMask & { minTokens: number } {
   // The markers are the tokenizer's own pieces where it has them (Qwen3's and the embedded one's), as the
   // chat template renders them: a call spelt `<`, `tool`, `_call`, `>` would train a policy to spell it so.
@@ -523,5 +551,5 @@ export function createToolCallMask(
     return push(push(args, { t: "lit", text: `{"name":${JSON.stringify(t.name)},"arguments":`, pos: 0 }), marker("<tool_call>"));
   });
   // "<" would let a string argument close the block early.
-  return createMask(tokenizer, initial, { banned: "<" });
+  return createMask(tokenizer, initial, { banned: "<" }, scan);
 }
