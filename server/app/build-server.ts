@@ -14,6 +14,7 @@ import { HttpError, toErrorBody } from "../openai/errors.ts";
 import { warmKeySchema } from "../episodes/keys.ts";
 import { createCompletions, type ErrorLog } from "../openai/completions.ts";
 import { openaiRoutes } from "../openai/routes.ts";
+import { warmMaskTables } from "../openai/json-mask.ts";
 import { warmRequestSchemas } from "../openai/warm-schemas.ts";
 import { createTokenizer } from "../tokenizers/create-tokenizer.ts";
 import { type AuthTokens, createHostCheck, installAuth, type RouteEntry } from "./auth.ts";
@@ -112,6 +113,8 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   for (const [name, policy] of Object.entries(config.policies)) {
     const tokenizer = createTokenizer(policy.tokenizer);
     const engine = opts.engines?.[name] ?? (await createEngine(policy, tokenizer, deps));
+    // structured output's tables, built at start-up rather than in the first structured request
+    if (engine.structuredOutput === "mask") warmMaskTables(tokenizer);
     policies.set(name, { name, engine, tokenizer });
   }
   const frozen = new Map<string, FrozenModel>();

@@ -442,12 +442,30 @@ function stepAll(states: readonly State[], c: string, o: MatchOptions): State[] 
   return next.length === 0 ? null : next.length > 64 ? next.slice(0, 64) : next;
 }
 
+function sortedOf(tokenizer: Tokenizer, pieces: readonly string[], stops: ReadonlySet<number>): SortedPieces {
+  let sorted = sortedCache.get(tokenizer);
+  if (!sorted) sortedCache.set(tokenizer, (sorted = sortPieces(pieces, (p, id) => maskable(p, id, stops))));
+  return sorted;
+}
+
+/**
+ * Builds a tokenizer's mask tables (its pieces decoded, sorted, those of bytes, those a literal may be
+ * spelt with, its markers) at start-up, for a policy whose engine masks: the first structured request
+ * built them on the event loop (about 0.5 s for Qwen3's 151,669 pieces).
+ */
+export function warmMaskTables(tokenizer: Tokenizer): void {
+  const pieces = piecesOf(tokenizer);
+  const stops = new Set(tokenizer.stopIds);
+  sortedOf(tokenizer, pieces, stops);
+  bytePiecesOf(tokenizer, pieces, stops);
+  litPieces(tokenizer, pieces, stops);
+  pieceSetOf(tokenizer);
+}
+
 function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions, scan: MaskScan): TokenMask & { minTokens: number } {
   const pieces = piecesOf(tokenizer);
   const stops = new Set(tokenizer.stopIds);
-  let sorted = sortedCache.get(tokenizer);
-  if (!sorted) sortedCache.set(tokenizer, (sorted = sortPieces(pieces, (p, id) => maskable(p, id, stops))));
-  const walk = sorted;
+  const walk = sortedOf(tokenizer, pieces, stops);
   const lit = litCosts(tokenizer, pieces, stops);
   const minCost = (s: readonly State[]) => Math.min(...s.map((a) => cost(a, lit)));
   // With the tokenizer's bytes, a character no piece spells whole is spelt with pieces that hold part of
