@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { canonicalText } from "../../../server/tokenizers/canonical-text.ts";
 import { createEmbeddedTokenizer, EMBEDDED_IDS } from "../../../server/tokenizers/embedded.ts";
+import { countTurns } from "../../helpers/event-loop-turns.ts";
 
 const tok = createEmbeddedTokenizer();
 
@@ -46,16 +47,7 @@ describe("embedded tokenizer", () => {
       { role: "user" as const, content: big },
       { role: "assistant" as const, content: "ok" },
     ];
-    // a chain of immediates runs once per turn of the event loop
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const sliced = await tok.renderChatAsync!(messages, { tools: [{ name: "f" }] });
-    ticking = false;
+    const { value: sliced, turns } = await countTurns(() => tok.renderChatAsync!(messages, { tools: [{ name: "f" }] }));
     expect(turns).toBeGreaterThan(1);
     expect(sliced).toEqual(tok.renderChat(messages, { tools: [{ name: "f" }] }));
     expect(tok.decode(sliced.segments[1]!.ids)).toBe(`<|im_start|>user\n${big}<|im_end|>\n`);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EmbeddedModelSchema, OptimizerSchema } from "../../../../server/config/run-config.ts";
 import { createEmbeddedEngine } from "../../../../server/engines/embedded/index.ts";
+import { countTurns } from "../../../helpers/event-loop-turns.ts";
 import { createSmallEngine, makeBatch } from "./small-engine.ts";
 
 const PROMPT = [1, 5, 7, 3, 9, 2];
@@ -31,15 +32,7 @@ describe("embedded generate", () => {
   it("lets the event loop run during a long generation that is not streamed, with the same result", async () => {
     const big = () => createSmallEngine({ vocabSize: 40_000, model: { dim: 64, context: 512 } });
     const params = { maxTokens: 300, temperature: 1, topP: 1, stopIds: [] as number[], seed: 3 };
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const out = await big().generate(PROMPT, params);
-    ticking = false;
+    const { value: out, turns } = await countTurns(() => big().generate(PROMPT, params));
     expect(out.outputIds).toHaveLength(300);
     expect(turns).toBeGreaterThan(1);
     // the same tokens as a streamed generation of the same seed (which yields after every token)
