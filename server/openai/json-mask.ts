@@ -332,17 +332,6 @@ function feed(states: readonly State[], text: string, o: MatchOptions): State[] 
 }
 
 const pieceCache = new WeakMap<Tokenizer, string[]>();
-const pieceSetCache = new WeakMap<Tokenizer, ReadonlySet<string>>();
-
-/** The tokenizer's pieces as a set (whether it has a piece of its own for a text). */
-function pieceSetOf(tokenizer: Tokenizer): ReadonlySet<string> {
-  let set = pieceSetCache.get(tokenizer);
-  if (!set) {
-    set = new Set(piecesOf(tokenizer));
-    pieceSetCache.set(tokenizer, set);
-  }
-  return set;
-}
 
 function piecesOf(tokenizer: Tokenizer): string[] {
   let pieces = pieceCache.get(tokenizer);
@@ -459,7 +448,6 @@ export function warmMaskTables(tokenizer: Tokenizer): void {
   sortedOf(tokenizer, pieces, stops);
   bytePiecesOf(tokenizer, pieces, stops);
   litPieces(tokenizer, pieces, stops);
-  pieceSetOf(tokenizer);
 }
 
 function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions, scan: MaskScan): TokenMask & { minTokens: number } {
@@ -472,7 +460,6 @@ function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions, sca
   // one (the embedded tokenizer's byte tokens, Qwen3's split characters): `pending` holds the bytes of a
   // character begun and not yet complete; output stays valid UTF-8. Without them, such pieces are masked out.
   const bytePieces = bytePiecesOf(tokenizer, pieces, stops);
-  const bytesById = new Map(bytePieces.map((b) => [b.id, b.bytes] as const));
   let states = initial;
   let pending: number[] = [];
   /** The states, and the bytes of a character left begun, after a piece's bytes; null when they are not allowed. */
@@ -533,12 +520,12 @@ function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions, sca
     },
     accept(id) {
       if (stops.has(id)) return;
-      const bytes = bytesById.get(id);
-      if (bytes === undefined && pending.length === 0) {
-        states = feed(states, pieces[id] ?? "", o);
+      const p = pieces[id] ?? "";
+      if (pending.length === 0 && !p.includes("\uFFFD")) {
+        states = feed(states, p, o);
         return;
       }
-      const r = readBytes(bytes ?? tokenizer.tokenBytes?.(id) ?? []);
+      const r = readBytes(tokenizer.tokenBytes?.(id) ?? []);
       states = r?.states ?? [];
       pending = r?.rest ?? [];
     },
@@ -561,8 +548,8 @@ export function createToolCallMask(
 ): TokenMask & { minTokens: number } {
   // The markers are the tokenizer's own pieces where it has them (Qwen3's and the embedded one's), as the
   // chat template renders them: a call spelt `<`, `tool`, `_call`, `>` would train a policy to spell it so.
-  const pieces = pieceSetOf(tokenizer);
-  const marker = (text: string): Frame => (pieces.has(text) ? { t: "mark", text } : { t: "lit", text, pos: 0 });
+  const { usable } = litPieces(tokenizer, piecesOf(tokenizer), new Set(tokenizer.stopIds));
+  const marker = (text: string): Frame => (usable.has(text) ? { t: "mark", text } : { t: "lit", text, pos: 0 });
   const initial = tools.map((t) => {
     const close = push(push(null, marker("</tool_call>")), { t: "lit", text: "}", pos: 0 });
     const args = push(close, { t: "value", g: t.grammar });
