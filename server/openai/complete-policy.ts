@@ -220,10 +220,11 @@ async function generateChoice(
   const mask = constraint?.mask?.();
   if (mask) params.mask = mask;
   // Only a stream or stop strings need the text while it is made.
-  const follower = sink || request.stop.length > 0 ? new TextFollower(tokenizer, { stops: request.stop, toolSyntax }, index, sink) : null;
+  const follower =
+    sink || request.stop.length > 0 ? new TextFollower(tokenizer, { stops: request.stop, toolSyntax, parallelToolCalls: request.parallelToolCalls }, index, sink) : null;
   if (follower) params.onToken = (id) => follower.push(id);
   const result = await engine.generate(promptIds, params);
-  const out = finishChoice(tokenizer, request, result, index, toolSyntax);
+  const out = finishChoice(tokenizer, request, result, index, toolSyntax, follower?.streamedCalls);
   follower?.finish(out.choice);
   return out;
 }

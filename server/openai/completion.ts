@@ -57,10 +57,14 @@ export function completionChunk(head: CompletionHead, choices: unknown[], usage?
 /**
  * Receives a completion while it is made (streaming). `start` comes once the request is accepted and
  * generation is about to begin; deltas follow as tokens are made. Deltas never take back text: what is
- * sent is a prefix of the final content and reasoning.
+ * sent is a prefix of the final content and reasoning, and of a streamed tool call's arguments.
  */
 export interface CompletionSink {
   start(meta: CompletionMeta): void;
   content(index: number, delta: string, logprobs: TokenLogprob[] | null): void;
   reasoning(index: number, delta: string): void;
+  /** A tool call of choice `index` begins: `position` is its place among the choice's streamed calls; `id` the finished call's id. */
+  toolCallStart(index: number, position: number, id: string, name: string): void;
+  /** More of the arguments of the choice's streamed call at `position`. */
+  toolCallArguments(index: number, position: number, delta: string): void;
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { GenerateResult } from "../engines/engine.ts";
 import { canonicalText } from "../tokenizers/canonical-text.ts";
 import type { Tokenizer } from "../tokenizers/tokenizer.ts";
@@ -7,6 +6,7 @@ import { cutAtStop } from "./cut-at-stop.ts";
 import type { GenerationRequest } from "./generation-request.ts";
 import type { ResponseToolCall, TokenLogprob } from "./schemas.ts";
 import { splitThink } from "./split-text.ts";
+import { newToolCallId } from "./tool-call-id.ts";
 
 /** One generated choice: as the client sees it, and as the tracker records it. */
 export interface ChoiceOutput {
@@ -37,8 +37,21 @@ function tokenLogprobs(
   });
 }
 
-/** Cuts a generation at its stop string, splits off `<think>`, parses tool calls. */
-export function finishChoice(tokenizer: Tokenizer, request: GenerationRequest, result: GenerateResult, index: number, toolSyntax: boolean): ChoiceOutput {
+/** A tool call a stream began: its `<tool_call>` block (from 0) and the id it was given. */
+export interface StreamedToolCall {
+  block: number;
+  id: string;
+}
+
+/** Cuts a generation at its stop string, splits off `<think>`, parses tool calls (a call the stream began keeps its id). */
+export function finishChoice(
+  tokenizer: Tokenizer,
+  request: GenerationRequest,
+  result: GenerateResult,
+  index: number,
+  toolSyntax: boolean,
+  streamed: readonly StreamedToolCall[] = [],
+): ChoiceOutput {
   let outputIds = result.outputIds;
   let logprobs = result.logprobs;
   let finishReason: FinishReason = result.finishReason;
@@ -57,7 +70,7 @@ export function finishChoice(tokenizer: Tokenizer, request: GenerationRequest, r
   const parsed = toolSyntax ? tokenizer.parseAssistant(rest) : { content: rest, toolCalls: [] };
   const calls = request.parallelToolCalls ? parsed.toolCalls : parsed.toolCalls.slice(0, 1);
   const toolCalls: ResponseToolCall[] = calls.map((c) => ({
-    id: `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`,
+    id: streamed.find((s) => s.block === c.block)?.id ?? newToolCallId(),
     type: "function",
     function: { name: c.name, arguments: c.arguments },
   }));

@@ -67,6 +67,9 @@ export function createTextStream(sse: SseWriter, includeUsage: boolean): Complet
       chunk(index, delta);
     },
     reasoning() {},
+    // a prompt string comes with no tools
+    toolCallStart() {},
+    toolCallArguments() {},
     finish(c) {
       for (const ch of c.choices) chunk(ch.index, "", ch.finishReason, legacyLogprobs(ch));
       if (includeUsage) sse.send(completionChunk(head!, [], c.usage));

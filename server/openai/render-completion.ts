@@ -28,14 +28,16 @@ function choiceJson(ch: CompletionChoice): string {
 }
 
 /**
- * Streams a chat completion as `chat.completion.chunk` events while it is made: the role, content and
- * reasoning deltas as they come, then per choice its tool calls and finish reason (with the log-probs
- * of all its tokens), optional usage, and `[DONE]`.
+ * Streams a chat completion as `chat.completion.chunk` events while it is made: the role, content,
+ * reasoning and tool-call deltas as they come, then per choice the rest of its tool calls and its finish
+ * reason (with the log-probs of all its tokens), optional usage, and `[DONE]`.
  */
 export function createChatStream(sse: SseWriter, n: number, includeUsage: boolean): CompletionSink & { finish(c: Completion): void } {
   let head: CompletionHead | null = null;
   const chunk = (index: number, delta: Record<string, unknown>, finishReason: string | null = null, logprobs: unknown = null) =>
     sse.send(completionChunk(head!, [{ index, delta, logprobs, finish_reason: finishReason }], includeUsage ? null : undefined));
+  // each choice's streamed tool calls, by position: the id and the arguments sent
+  const streamed = Array.from({ length: n }, () => [] as Array<{ id: string; sent: string }>);
   return {
     start(meta) {
       head = completionHead(meta, "chat.completion.chunk");
@@ -47,9 +49,27 @@ export function createChatStream(sse: SseWriter, n: number, includeUsage: boolea
     reasoning(index, delta) {
       chunk(index, { reasoning_content: delta });
     },
+    toolCallStart(index, position, id, name) {
+      streamed[index]![position] = { id, sent: "" };
+      chunk(index, { tool_calls: [{ index: position, id, type: "function", function: { name, arguments: "" } }] });
+    },
+    toolCallArguments(index, position, delta) {
+      streamed[index]![position]!.sent += delta;
+      chunk(index, { tool_calls: [{ index: position, function: { arguments: delta } }] });
+    },
     finish(c) {
       for (const ch of c.choices) {
-        if (ch.toolCalls.length > 0) chunk(ch.index, { tool_calls: ch.toolCalls.map((t, index) => ({ index, ...t })) });
+        const calls = streamed[ch.index]!;
+        const rest: unknown[] = [];
+        let next = calls.length;
+        for (const t of ch.toolCalls) {
+          const at = calls.findIndex((s) => s.id === t.id);
+          if (at === -1) rest.push({ index: next++, ...t });
+          else if (t.function.arguments.length > calls[at]!.sent.length && t.function.arguments.startsWith(calls[at]!.sent)) {
+            rest.push({ index: at, function: { arguments: t.function.arguments.slice(calls[at]!.sent.length) } });
+          }
+        }
+        if (rest.length > 0) chunk(ch.index, { tool_calls: rest });
         chunk(ch.index, {}, ch.finishReason, ch.logprobs ? { content: ch.logprobs, refusal: null } : null);
       }
       if (includeUsage) sse.send(completionChunk(head!, [], c.usage));

@@ -27,6 +27,9 @@ export function newResponseIds(): ResponseIds {
   return { response: newId("resp"), reasoning: newId("rs"), message: newId("msg") };
 }
 
+/** A function call item's id, from its call's id (a streamed call's item gets it when the call begins). */
+const functionCallItemId = (callId: string): string => `fc_${callId.replace(/^call_/, "")}`;
+
 /** A choice as Responses output items: reasoning, then the message, then one item per function call. */
 export function toOutputItems(ch: CompletionChoice, ids: ResponseIds): OutputItem[] {
   const items: OutputItem[] = [];
@@ -42,7 +45,7 @@ export function toOutputItems(ch: CompletionChoice, ids: ResponseIds): OutputIte
     });
   }
   for (const c of ch.toolCalls) {
-    items.push({ type: "function_call", id: `fc_${c.id.replace(/^call_/, "")}`, call_id: c.id, name: c.function.name, arguments: c.function.arguments, status: "completed" });
+    items.push({ type: "function_call", id: functionCallItemId(c.id), call_id: c.id, name: c.function.name, arguments: c.function.arguments, status: "completed" });
   }
   return items;
 }
@@ -98,8 +101,9 @@ export function toResponseObject(
 
 /**
  * Streams a response as the Responses API's typed events while it is made: `response.created`, the
- * reasoning and message items with their text deltas as they come, function calls at the end, then
- * `response.completed` (or `response.incomplete`).
+ * reasoning, message and function-call items with their deltas as they come, the rest of each item at the
+ * end, then `response.completed` (or `response.incomplete`). The final `output` lists the items in the
+ * order the stream numbered them.
  */
 export function createResponseStream(
   sse: SseWriter,
@@ -109,12 +113,20 @@ export function createResponseStream(
   let seq = 0;
   let meta = { id: ids.response, created: 0, model: "" };
   const emit = (type: string, fields: Record<string, unknown>) => sse.send({ type, sequence_number: seq++, ...fields }, type);
-  let index = 0;
-  let reasoning: { index: number; text: string } | null = null;
+  /** Each item's output_index, by item id, in the order items were added. */
+  const indexOf = new Map<string, number>();
+  const add = (id: string) => {
+    indexOf.set(id, indexOf.size);
+    return indexOf.size - 1;
+  };
+  let reasoning: { index: number; text: string; closed: boolean } | null = null;
   let message: { index: number; text: string } | null = null;
+  /** Streamed function calls by position: their item id, output_index and the arguments sent. */
+  const calls: Array<{ id: string; index: number; sent: string }> = [];
   const closeReasoning = () => {
-    if (!reasoning) return;
+    if (!reasoning || reasoning.closed) return;
     const r = reasoning;
+    r.closed = true;
     const part = { type: "summary_text", text: r.text };
     emit("response.reasoning_summary_text.done", { item_id: ids.reasoning, output_index: r.index, summary_index: 0, text: r.text });
     emit("response.reasoning_summary_part.done", { item_id: ids.reasoning, output_index: r.index, summary_index: 0, part });
@@ -122,10 +134,15 @@ export function createResponseStream(
   };
   const openMessage = () => {
     if (message) return message;
-    message = { index: index++, text: "" };
+    closeReasoning();
+    message = { index: add(ids.message), text: "" };
     emit("response.output_item.added", { output_index: message.index, item: { type: "message", id: ids.message, status: "in_progress", role: "assistant", content: [] } });
     emit("response.content_part.added", { item_id: ids.message, output_index: message.index, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
     return message;
+  };
+  const argumentsDelta = (call: { id: string; index: number; sent: string }, delta: string) => {
+    call.sent += delta;
+    emit("response.function_call_arguments.delta", { item_id: call.id, output_index: call.index, delta });
   };
   return {
     start(m) {
@@ -136,7 +153,7 @@ export function createResponseStream(
     },
     reasoning(_i, delta) {
       if (!reasoning) {
-        reasoning = { index: index++, text: "" };
+        reasoning = { index: add(ids.reasoning), text: "", closed: false };
         emit("response.output_item.added", { output_index: reasoning.index, item: { type: "reasoning", id: ids.reasoning, summary: [] } });
         emit("response.reasoning_summary_part.added", { item_id: ids.reasoning, output_index: reasoning.index, summary_index: 0, part: { type: "summary_text", text: "" } });
       }
@@ -144,14 +161,25 @@ export function createResponseStream(
       emit("response.reasoning_summary_text.delta", { item_id: ids.reasoning, output_index: reasoning.index, summary_index: 0, delta });
     },
     content(_i, delta) {
-      if (reasoning && !message) closeReasoning();
       const m = openMessage();
       m.text += delta;
       emit("response.output_text.delta", { item_id: ids.message, output_index: m.index, content_index: 0, delta, logprobs: [] });
     },
+    toolCallStart(_i, position, callId, name) {
+      closeReasoning();
+      const id = functionCallItemId(callId);
+      calls[position] = { id, index: add(id), sent: "" };
+      emit("response.output_item.added", {
+        output_index: calls[position].index,
+        item: { type: "function_call", id, call_id: callId, name, arguments: "", status: "in_progress" },
+      });
+    },
+    toolCallArguments(_i, position, delta) {
+      argumentsDelta(calls[position]!, delta);
+    },
     finish(c, output) {
       const messageItem = output.find((o) => o.type === "message");
-      if (reasoning && !message) closeReasoning();
+      closeReasoning();
       if (messageItem) {
         const m = openMessage();
         const part = messageItem.content[0]!;
@@ -161,12 +189,16 @@ export function createResponseStream(
       }
       for (const item of output) {
         if (item.type !== "function_call") continue;
-        const at = index++;
-        emit("response.output_item.added", { output_index: at, item: { ...item, arguments: "", status: "in_progress" } });
-        emit("response.function_call_arguments.delta", { item_id: item.id, output_index: at, delta: item.arguments });
-        emit("response.function_call_arguments.done", { item_id: item.id, output_index: at, name: item.name, arguments: item.arguments });
-        emit("response.output_item.done", { output_index: at, item });
+        let call = calls.find((s) => s.id === item.id);
+        if (!call) {
+          call = { id: item.id, index: add(item.id), sent: "" };
+          emit("response.output_item.added", { output_index: call.index, item: { ...item, arguments: "", status: "in_progress" } });
+        }
+        if (item.arguments.length > call.sent.length && item.arguments.startsWith(call.sent)) argumentsDelta(call, item.arguments.slice(call.sent.length));
+        emit("response.function_call_arguments.done", { item_id: item.id, output_index: call.index, name: item.name, arguments: item.arguments });
+        emit("response.output_item.done", { output_index: call.index, item });
       }
+      output.sort((a, b) => (indexOf.get(a.id) ?? indexOf.size) - (indexOf.get(b.id) ?? indexOf.size));
       const response = toResponseObject(body, meta, { completion: c, output });
       emit(response.status === "incomplete" ? "response.incomplete" : "response.completed", { response });
       sse.end();

@@ -1,11 +1,21 @@
+import { readToolCallBlock } from "../tokenizers/tool-call-block.ts";
 import type { Tokenizer } from "../tokenizers/tokenizer.ts";
 import type { CompletionSink } from "./completion.ts";
-import { visibleText } from "./split-text.ts";
+import type { StreamedToolCall } from "./finish-choice.ts";
+import { type ToolBlockText, visibleText } from "./split-text.ts";
+import { newToolCallId } from "./tool-call-id.ts";
 
 /**
  * Decodes a generation token by token (ids that end inside a UTF-8 character wait for the rest), notices
  * stop strings as soon as they appear, and streams what can be shown. Text is taken only up to a
  * character that decodes whole, so what was shown is always a prefix of the whole output's decoding.
+ *
+ * A tool call streams once its block has given its `name` and begun an object or array of `arguments`:
+ * its arguments go out as the model writes them, which is the finished call's `arguments` text. Calls
+ * stream in block order; a block that cannot stream (not JSON, `arguments` before `name` or neither an
+ * object nor an array) stops the streaming of calls, and it and the calls after it come whole at the end. A streamed
+ * block that never ends as a call (cut by max_tokens, or broken after it began) has been sent as far as it
+ * went; the finished reply gives its text as content, as one that is not streamed does.
  */
 export class TextFollower {
   text = "";
@@ -13,13 +23,23 @@ export class TextFollower {
   private shown = { reasoning: "", content: "" };
   /** The longest stop string's length: how far back of the new text a stop string may begin. */
   private readonly longest: number;
+  /** Tool calls streamed so far, in the order they began (their position in the stream), with the arguments sent. */
+  private readonly calls: Array<StreamedToolCall & { sent: string }> = [];
+  /** Blocks before this one are handled whole. */
+  private nextBlock = 0;
+  private callsHalted = false;
   constructor(
     private readonly tokenizer: Tokenizer,
-    private readonly opts: { stops: readonly string[]; toolSyntax: boolean },
+    private readonly opts: { stops: readonly string[]; toolSyntax: boolean; parallelToolCalls: boolean },
     private readonly index: number,
     private readonly sink: CompletionSink | undefined,
   ) {
     this.longest = opts.stops.reduce((m, s) => Math.max(m, s.length), 0);
+  }
+
+  /** The tool calls this stream began, with their ids (the finished choice gives them the same). */
+  get streamedCalls(): readonly StreamedToolCall[] {
+    return this.calls;
   }
 
   /** Takes one token; true when a stop string has appeared (generation may end). */
@@ -34,12 +54,16 @@ export class TextFollower {
     const before = this.text.length;
     this.text += piece;
     this.pending = [];
-    if (this.sink) this.show(visibleText(this.text, this.opts));
+    if (this.sink) {
+      const visible = visibleText(this.text, this.opts);
+      this.show(visible);
+      if (visible.blocks.length > this.nextBlock && !this.callsHalted) this.streamCalls(visible.blocks);
+    }
     const from = Math.max(0, before - this.longest);
     return this.opts.stops.some((s) => s.length > 0 && this.text.indexOf(s, from) !== -1);
   }
 
-  /** Sends what the final choice adds to what was shown. */
+  /** Sends what the final choice adds to what was shown (a tool call's rest goes with the stream's finish). */
   finish(choice: { content: string | null; reasoning: string | null }): void {
     if (!this.sink) return;
     this.show({ reasoning: choice.reasoning ?? "", content: choice.content ?? "" });
@@ -53,6 +77,41 @@ export class TextFollower {
     if (v.content.length > this.shown.content.length && v.content.startsWith(this.shown.content)) {
       this.sink!.content(this.index, v.content.slice(this.shown.content.length), null);
       this.shown.content = v.content;
+    }
+  }
+
+  private streamCalls(blocks: readonly ToolBlockText[]): void {
+    for (; this.nextBlock < blocks.length; this.nextBlock++) {
+      const block = this.nextBlock;
+      const { text, closed } = blocks[block]!;
+      const read = readToolCallBlock(text);
+      if (read.broken) {
+        this.callsHalted = true;
+        return;
+      }
+      let at = this.calls.findIndex((c) => c.block === block);
+      if (at === -1) {
+        const startable = read.name !== null && read.name.length > 0 && read.args?.kind === "container";
+        if ((block > 0 && !this.opts.parallelToolCalls) || (read.args !== null && !startable) || (closed && !startable)) {
+          this.callsHalted = true;
+          return;
+        }
+        if (!startable) return;
+        at = this.calls.push({ block, id: newToolCallId(), sent: "" }) - 1;
+        this.sink!.toolCallStart(this.index, at, this.calls[at]!.id, read.name!);
+      }
+      const call = this.calls[at]!;
+      const args = read.args!;
+      const written = text.slice(args.start, args.end ?? text.length);
+      if (written.length > call.sent.length) {
+        this.sink!.toolCallArguments(this.index, at, written.slice(call.sent.length));
+        call.sent = written;
+      }
+      if (closed && !read.closed) {
+        this.callsHalted = true;
+        return;
+      }
+      if (!closed) return;
     }
   }
 }

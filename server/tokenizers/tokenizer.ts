@@ -1,3 +1,5 @@
+import type { ParsedToolCall } from "./parse-tool-calls.ts";
+
 /** A chat message as the server renders it (after the OpenAI request has been validated). */
 export interface ChatTurnMessage {
   role: "system" | "user" | "assistant" | "tool";
@@ -70,5 +72,5 @@ export interface Tokenizer {
    */
   renderChatAsync?(messages: readonly ChatTurnMessage[], options?: RenderOptions): Promise<RenderedPrompt>;
   /** Parses a generation's text into content and tool calls (the model's tool-call syntax). */
-  parseAssistant(text: string): { content: string; toolCalls: Array<{ name: string; arguments: string }> };
+  parseAssistant(text: string): { content: string; toolCalls: ParsedToolCall[] };
 }

@@ -71,7 +71,7 @@ describe("POST /v1/chat/completions", () => {
     expect(first.choices[0].finish_reason).toBe("tool_calls");
     const msg = first.choices[0].message;
     expect(msg.content).toBe("Adding.");
-    expect(msg.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: "function", function: { name: "add", arguments: '{"a":1,"b":2}' } }]);
+    expect(msg.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: "function", function: { name: "add", arguments: '{"a": 1, "b": 2}' } }]);
     const second = await chat({
       tools: TOOLS,
       messages: [

@@ -42,28 +42,36 @@ describe("the official openai client against a real socket", () => {
     const r1 = await client.chat.completions.create({ model: "main", messages, tools: TOOLS, logprobs: true });
     expect(r1.choices[0]!.finish_reason).toBe("tool_calls");
     const call1 = r1.choices[0]!.message.tool_calls![0]!;
-    expect(call1.type === "function" && call1.function).toEqual({ name: "add", arguments: '{"a":2,"b":3}' });
+    expect(call1.type === "function" && call1.function).toEqual({ name: "add", arguments: '{"a": 2, "b": 3}' });
     expect(r1.choices[0]!.logprobs!.content!.length).toBeGreaterThan(0);
     messages.push(r1.choices[0]!.message, { role: "tool", tool_call_id: call1.id, content: "5" });
 
     // Turn 2: streaming, a tool call assembled from deltas.
     const stream = await client.chat.completions.create({ model: "main", messages, tools: TOOLS, stream: true, stream_options: { include_usage: true } });
     let usage: OpenAI.CompletionUsage | null | undefined;
-    const toolDeltas: Array<{ id?: string; name?: string; arguments?: string }> = [];
+    const toolDeltas: Array<{ id: string | undefined; name: string | undefined; arguments: string; chunks: number }> = [];
     let finish: string | null | undefined;
     for await (const chunk of stream) {
       if (chunk.usage) usage = chunk.usage;
       const choice = chunk.choices[0];
       if (!choice) continue;
       for (const d of choice.delta.tool_calls ?? []) {
-        toolDeltas[d.index] = { ...(d.id ? { id: d.id } : {}), ...(d.function?.name ? { name: d.function.name } : {}), arguments: (toolDeltas[d.index]?.arguments ?? "") + (d.function?.arguments ?? "") };
+        const seen = toolDeltas[d.index];
+        toolDeltas[d.index] = {
+          id: d.id ?? seen?.id,
+          name: d.function?.name ?? seen?.name,
+          arguments: (seen?.arguments ?? "") + (d.function?.arguments ?? ""),
+          chunks: (seen?.chunks ?? 0) + 1,
+        };
       }
       finish = choice.finish_reason ?? finish;
     }
     expect(finish).toBe("tool_calls");
     expect(usage!.completion_tokens).toBeGreaterThan(0);
     const call2 = toolDeltas[0]!;
-    expect(call2).toMatchObject({ name: "add", arguments: '{"a":5,"b":5}' });
+    expect(call2).toMatchObject({ id: expect.stringMatching(/^call_/), name: "add", arguments: '{"a": 5, "b": 5}' });
+    // the arguments came as the model wrote them, not in one piece at the end
+    expect(call2.chunks).toBeGreaterThan(2);
     messages.push(
       { role: "assistant", content: null, tool_calls: [{ id: call2.id!, type: "function", function: { name: call2.name!, arguments: call2.arguments! } }] },
       { role: "tool", tool_call_id: call2.id!, content: "10" },

@@ -16,10 +16,10 @@ import { embeddedTokenizer as tok } from "../helpers/scripted-engine.ts";
  * generating (or even while the vLLM double is held after its first token).
  */
 
-function embeddedEngine(): Engine {
+function embeddedEngine(context = 256): Engine {
   return createEmbeddedEngine({
     vocabSize: tok.vocabSize,
-    model: EmbeddedModelSchema.parse({ layers: 1, dim: 16, heads: 2, context: 256, seed: 3 }),
+    model: EmbeddedModelSchema.parse({ layers: 1, dim: 16, heads: 2, context, seed: 3 }),
     optimizer: OptimizerSchema.parse({}),
   });
 }
@@ -134,6 +134,51 @@ describe("embedded engine streaming", () => {
     expect(runningAtFirstDelta).toBe(1);
     expect(deltas).toBeGreaterThan(1);
     expect((JSON.parse(content) as { text: string }).text.length).toBeGreaterThanOrEqual(60);
+  });
+
+  it("a forced tool call's arguments stream while the engine is still generating, and add up to the finished call", async () => {
+    // the tool's definition goes in the prompt, a character a token
+    const engine = watched(embeddedEngine(1024));
+    const app = await buildTestServer({ main: engine });
+    apps.push(app);
+    const base = await app.listen({ host: "127.0.0.1", port: 0 });
+    const key = await claimKey(app, "s-tool");
+    const parameters = { type: "object", properties: { note: { type: "string", minLength: 40 } }, required: ["note"] };
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "main",
+        messages: [{ role: "user", content: "Note it." }],
+        tools: [{ type: "function", function: { name: "note", parameters } }],
+        tool_choice: "required",
+        stream: true,
+        max_tokens: 120,
+        seed: 11,
+      }),
+    });
+    expect(res.status).toBe(200);
+    let runningAtName: number | null = null;
+    let runningAtArguments: number | null = null;
+    let name = "";
+    let args = "";
+    let finish: string | null = null;
+    await readEvents(res, (data) => {
+      if (data === "[DONE]") return true;
+      const choice = JSON.parse(data).choices[0];
+      for (const d of choice?.delta?.tool_calls ?? []) {
+        if (d.function?.name) [name, runningAtName] = [d.function.name, engine.running];
+        if (d.function?.arguments) {
+          runningAtArguments ??= engine.running;
+          args += d.function.arguments;
+        }
+      }
+      finish = choice?.finish_reason ?? finish;
+    });
+    expect([runningAtName, runningAtArguments]).toEqual([1, 1]);
+    expect(finish).toBe("tool_calls");
+    expect(name).toBe("note");
+    expect((JSON.parse(args) as { note: string }).note.length).toBeGreaterThanOrEqual(40);
   });
 });
 

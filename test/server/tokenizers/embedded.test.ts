@@ -109,7 +109,7 @@ describe("embedded tokenizer", () => {
   it("parses tool calls out of a generation, leaving bad blocks as text", () => {
     expect(tok.parseAssistant('Let me add.\n<tool_call>{"name":"add","arguments":{"a":1}}</tool_call>')).toEqual({
       content: "Let me add.",
-      toolCalls: [{ name: "add", arguments: '{"a":1}' }],
+      toolCalls: [{ name: "add", arguments: '{"a":1}', block: 0 }],
     });
     expect(tok.parseAssistant("<tool_call>not json</tool_call>")).toEqual({ content: "<tool_call>not json</tool_call>", toolCalls: [] });
   });

@@ -83,7 +83,7 @@ describe("qwen3 tokenizer", () => {
 
   it("parses Qwen3 tool-call output", () => {
     const out = tok.parseAssistant('<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call>');
-    expect(out).toEqual({ content: "", toolCalls: [{ name: "add", arguments: '{"a":2,"b":3}' }] });
+    expect(out).toEqual({ content: "", toolCalls: [{ name: "add", arguments: '{"a": 2, "b": 3}', block: 0 }] });
   });
 });
 
