@@ -152,5 +152,19 @@ describe("streamed tool calls", () => {
     expect(seqOf((e) => e.type === "response.function_call_arguments.delta" && e.output_index === 1)).toBeLessThan(
       seqOf((e) => e.type === "response.output_item.added" && e.output_index === 2),
     );
-  });
+    });
+
+  it("through the Responses API: text after a streamed call opens its message item after the call, and the output lists it there", async () => {
+    const { post } = await setup(['<tool_call>{"name": "add", "arguments": {"a": 1}}</tool_call>\nDone.<|im_end|>']);
+    const tools = [{ type: "function", name: "add", parameters: { type: "object" } }];
+    const all = events((await post("/v1/responses", { input: "Sums?", tools, stream: true })).body);
+    const added = all.filter((e) => e.type === "response.output_item.added").map((e) => [e.output_index, e.item.type]);
+    expect(added).toEqual([
+      [0, "function_call"],
+      [1, "message"],
+    ]);
+    const output = all.at(-1)!.response.output as Array<{ type: string; content?: Array<{ text: string }> }>;
+    expect(output.map((o) => o.type)).toEqual(["function_call", "message"]);
+    expect(output[1]!.content![0]!.text).toBe("Done.");
+});
 });
