@@ -478,14 +478,20 @@ function stringPiecesOf(tokenizer: Tokenizer, pieces: readonly string[], stops: 
   if (!byBanned) stringPieceCache.set(tokenizer, (byBanned = new Map()));
   let cached = byBanned.get(banned);
   if (!cached) {
-    const lengths = new Map<number, number>();
-    for (let id = 0; id < pieces.length; id++) if (maskable(pieces[id]!, id, stops) && plainLength(pieces[id]!, banned) > 0) lengths.set(id, plainLength(pieces[id]!, banned));
-    const plain = Int32Array.from([...lengths.keys()].sort((a, b) => lengths.get(a)! - lengths.get(b)! || a - b));
-    const longest = plain.length === 0 ? 0 : lengths.get(plain[plain.length - 1]!)!;
+    // each piece's plain length (0: not a piece the mask uses, -1: not plain), then the plain ones by length (a counting sort)
+    const lengths = new Int32Array(pieces.length);
+    let longest = 0;
+    for (let id = 0; id < pieces.length; id++) {
+      lengths[id] = maskable(pieces[id]!, id, stops) ? plainLength(pieces[id]!, banned) : 0;
+      longest = Math.max(longest, lengths[id]!);
+    }
     const upTo = new Int32Array(longest + 1);
-    for (const id of plain) upTo[lengths.get(id)!]!++;
+    for (let id = 0; id < pieces.length; id++) if (lengths[id]! > 0) upTo[lengths[id]!]!++;
     for (let k = 1; k <= longest; k++) upTo[k]! += upTo[k - 1]!;
-    const rest = sortPieces(pieces, (p, id) => maskable(p, id, stops) && plainLength(p, banned) <= 0);
+    const plain = new Int32Array(upTo[longest]!);
+    const next = upTo.slice();
+    for (let id = pieces.length - 1; id >= 0; id--) if (lengths[id]! > 0) plain[--next[lengths[id]!]!] = id;
+    const rest = sortPieces(pieces, (_p, id) => lengths[id] === -1);
     byBanned.set(banned, (cached = { plain, upTo, rest }));
   }
   return cached;
@@ -497,7 +503,8 @@ const TOOL_CALL_BANNED = "<";
 /**
  * Builds a tokenizer's mask tables (its pieces decoded, sorted, those of bytes, those a literal may be
  * spelt with, those a string takes whole) at start-up, for a policy whose engine masks: the first
- * structured request built them on the event loop (about 0.5 s for Qwen3's 151,669 pieces).
+ * structured request built them on the event loop (about 0.8 s for Qwen3's 151,669 pieces, 0.3 s of it
+ * the pieces a string takes whole).
  */
 export function warmMaskTables(tokenizer: Tokenizer): void {
   const pieces = piecesOf(tokenizer);
