@@ -54,6 +54,11 @@ export function completionChunk(head: CompletionHead, choices: unknown[], usage?
   return chunk;
 }
 
+/** What a finished tool call's arguments add to what a stream sent of them ("" when they do not go on from it). */
+export function argumentsLeft(finished: string, sent: string): string {
+  return finished.length > sent.length && finished.startsWith(sent) ? finished.slice(sent.length) : "";
+}
+
 /**
  * Receives a completion while it is made (streaming). `start` comes once the request is accepted and
  * generation is about to begin; deltas follow as tokens are made. Deltas never take back text: what is

@@ -309,14 +309,20 @@ function stepObjectKey(f: Extract<Frame, { t: "obj" }>, up: State, beforeQuote: 
   }
 }
 
+/** The states after one character, at most 64 of them, or null when no state takes it. */
+function stepAll(states: readonly State[], c: string, o: MatchOptions): State[] | null {
+  const next: State[] = [];
+  for (const s of states) step(s, c, o, next);
+  return next.length === 0 ? null : next.length > 64 ? next.slice(0, 64) : next;
+}
+
 /** The states after reading `text` a character at a time. */
 function feedChars(states: readonly State[], text: string, o: MatchOptions): State[] {
   let cur = states;
   for (const c of text) {
-    const next: State[] = [];
-    for (const s of cur) step(s, c, o, next);
-    if (next.length === 0) return next;
-    cur = next.length > 64 ? next.slice(0, 64) : next;
+    const next = stepAll(cur, c, o);
+    if (next === null) return [];
+    cur = next;
   }
   return cur as State[];
 }
@@ -424,13 +430,6 @@ const sortedCache = new WeakMap<Tokenizer, SortedPieces>();
  */
 export type MaskScan = "sorted" | "each";
 
-/** The states after one character, capped as `feedChars` caps them, or null when no state takes it. */
-function stepAll(states: readonly State[], c: string, o: MatchOptions): State[] | null {
-  const next: State[] = [];
-  for (const s of states) step(s, c, o, next);
-  return next.length === 0 ? null : next.length > 64 ? next.slice(0, 64) : next;
-}
-
 /** Where the pieces that begin with `prefix` start in sorted order (they follow one another). */
 function firstWithPrefix(pieces: readonly string[], sorted: SortedPieces, prefix: string): number {
   let lo = 0;
@@ -452,8 +451,8 @@ function sortedOf(tokenizer: Tokenizer, pieces: readonly string[], stops: Readon
  * The mask's pieces split for a string: `plain`, those a string takes whole whatever it holds (no `"`,
  * `\`, control or banned character), shortest first (in characters), with `upTo[k]` of them at most k
  * characters long; and the rest, sorted. Inside a string almost every piece is plain, so a step allows
- * those that fit at once and walks only the rest: the walk of all of Qwen3's pieces took 24 ms a token
- * there. Per tokenizer and banned characters.
+ * those that fit at once and walks only the rest: the walk of all of Qwen3's pieces took 24-124 ms a
+ * token there. Per tokenizer and banned characters.
  */
 interface StringPieces {
   plain: Int32Array;
@@ -601,8 +600,8 @@ function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions, sca
       } else if (scan === "sorted") {
         // a marker (first in a tool call, and after its arguments) is read whole at a piece's start (`feed`):
         // only the pieces that begin with it, which follow one another in sorted order
-        const plain = states.filter((s) => s?.f.t !== "mark");
-        if (plain.length > 0) walkPieces(pieces, walk, plain, (s, c) => stepAll(s, c, o), visit);
+        const unmarked = states.filter((s) => s?.f.t !== "mark");
+        if (unmarked.length > 0) walkPieces(pieces, walk, unmarked, (s, c) => stepAll(s, c, o), visit);
         for (const s of states) {
           if (s?.f.t !== "mark") continue;
           const mark = s.f.text;
@@ -618,7 +617,7 @@ function createMask(tokenizer: Tokenizer, initial: State[], o: MatchOptions, sca
           const p = pieces[id]!;
           if (!maskable(p, id, stops)) continue;
           const after = feed(states, p, o);
-          if (after.length > 0 && minCost(after) + 1 <= remaining - 1) out[id] = 1;
+          if (after.length > 0) visit(id, after);
         }
       }
       for (const { id, bytes } of bytePieces) {

@@ -1,4 +1,4 @@
-import { type Completion, type CompletionChoice, completionChunk, type CompletionHead, type CompletionSink, completionHead, systemFingerprint } from "./completion.ts";
+import { argumentsLeft, type Completion, type CompletionChoice, completionChunk, type CompletionHead, type CompletionSink, completionHead, systemFingerprint } from "./completion.ts";
 import type { SseWriter } from "./sse-writer.ts";
 
 /**
@@ -64,10 +64,12 @@ export function createChatStream(sse: SseWriter, n: number, includeUsage: boolea
         let next = calls.length;
         for (const t of ch.toolCalls) {
           const at = calls.findIndex((s) => s.id === t.id);
-          if (at === -1) rest.push({ index: next++, ...t });
-          else if (t.function.arguments.length > calls[at]!.sent.length && t.function.arguments.startsWith(calls[at]!.sent)) {
-            rest.push({ index: at, function: { arguments: t.function.arguments.slice(calls[at]!.sent.length) } });
+          if (at === -1) {
+            rest.push({ index: next++, ...t });
+            continue;
           }
+          const left = argumentsLeft(t.function.arguments, calls[at]!.sent);
+          if (left !== "") rest.push({ index: at, function: { arguments: left } });
         }
         if (rest.length > 0) chunk(ch.index, { tool_calls: rest });
         chunk(ch.index, {}, ch.finishReason, ch.logprobs ? { content: ch.logprobs, refusal: null } : null);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Completion, CompletionChoice, CompletionSink } from "./completion.ts";
+import { argumentsLeft, type Completion, type CompletionChoice, type CompletionSink } from "./completion.ts";
 import type { ResponseInputItem, ResponsesRequest, TokenLogprob } from "./schemas.ts";
 import type { SseWriter } from "./sse-writer.ts";
 
@@ -194,7 +194,8 @@ export function createResponseStream(
           call = { id: item.id, index: add(item.id), sent: "" };
           emit("response.output_item.added", { output_index: call.index, item: { ...item, arguments: "", status: "in_progress" } });
         }
-        if (item.arguments.length > call.sent.length && item.arguments.startsWith(call.sent)) argumentsDelta(call, item.arguments.slice(call.sent.length));
+        const left = argumentsLeft(item.arguments, call.sent);
+        if (left !== "") argumentsDelta(call, left);
         emit("response.function_call_arguments.done", { item_id: item.id, output_index: call.index, name: item.name, arguments: item.arguments });
         emit("response.output_item.done", { output_index: call.index, item });
       }

@@ -70,6 +70,19 @@ afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
 
+/** A server on a loopback socket with `engine` as its policy, and a streamed chat call by episode `episodeId`'s solver. */
+async function streamChat(engine: Engine, episodeId: string, body: Record<string, unknown>): Promise<Response> {
+  const app = await buildTestServer({ main: engine });
+  apps.push(app);
+  const base = await app.listen({ host: "127.0.0.1", port: 0 });
+  const key = await claimKey(app, episodeId);
+  return fetch(`${base}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "main", stream: true, ...body }),
+  });
+}
+
 describe("embedded engine streaming", () => {
   it("hands each token over as it is made and lets the event loop run between tokens", async () => {
     const engine = embeddedEngine();
@@ -100,23 +113,13 @@ describe("embedded engine streaming", () => {
 
   it("a streamed chat completion's first content delta arrives while the engine is still generating", async () => {
     const engine = watched(embeddedEngine());
-    const app = await buildTestServer({ main: engine });
-    apps.push(app);
-    const base = await app.listen({ host: "127.0.0.1", port: 0 });
-    const key = await claimKey(app, "s-embedded");
     // A long JSON string keeps the untrained model generating for 60+ tokens.
     const schema = { type: "object", properties: { text: { type: "string", minLength: 60 } }, required: ["text"] };
-    const res = await fetch(`${base}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "main",
-        messages: [{ role: "user", content: "Write." }],
-        stream: true,
-        max_tokens: 100,
-        seed: 7,
-        response_format: { type: "json_schema", json_schema: { name: "w", schema } },
-      }),
+    const res = await streamChat(engine, "s-embedded", {
+      messages: [{ role: "user", content: "Write." }],
+      max_tokens: 100,
+      seed: 7,
+      response_format: { type: "json_schema", json_schema: { name: "w", schema } },
     });
     expect(res.status).toBe(200);
     let runningAtFirstDelta: number | null = null;
@@ -139,23 +142,13 @@ describe("embedded engine streaming", () => {
   it("a forced tool call's arguments stream while the engine is still generating, and add up to the finished call", async () => {
     // the tool's definition goes in the prompt, a character a token
     const engine = watched(embeddedEngine(1024));
-    const app = await buildTestServer({ main: engine });
-    apps.push(app);
-    const base = await app.listen({ host: "127.0.0.1", port: 0 });
-    const key = await claimKey(app, "s-tool");
     const parameters = { type: "object", properties: { note: { type: "string", minLength: 40 } }, required: ["note"] };
-    const res = await fetch(`${base}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "main",
-        messages: [{ role: "user", content: "Note it." }],
-        tools: [{ type: "function", function: { name: "note", parameters } }],
-        tool_choice: "required",
-        stream: true,
-        max_tokens: 120,
-        seed: 11,
-      }),
+    const res = await streamChat(engine, "s-tool", {
+      messages: [{ role: "user", content: "Note it." }],
+      tools: [{ type: "function", function: { name: "note", parameters } }],
+      tool_choice: "required",
+      max_tokens: 120,
+      seed: 11,
     });
     expect(res.status).toBe(200);
     let runningAtName: number | null = null;
